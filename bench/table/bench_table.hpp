@@ -1,0 +1,123 @@
+// The comparison table behind `amq bench`: every structure and its outside peers
+// measured on the same keys in one run. Each structure contributes a `bench_*`
+// function (bench/table/*.cpp) listed in registry.cpp.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "amq/hash.hpp"
+
+namespace amq::bench {
+
+struct Row {
+  std::string structure{};
+  std::string params{};
+  uint64_t n = 0;
+  uint64_t bytes = 0;
+  double bits_per_key = 0;
+  double fpp_target = 0;
+  double fpp_measured = 0;
+  double build_ns_per_key = 0;
+  double lookup_pos_ns = 0;
+  double lookup_neg_ns = 0;
+  double batch_lookup_ns = 0;  // contains_many over the present keys; 0 = not offered
+  std::string note{};
+};
+
+struct Dataset {
+  std::string name;                // "/usr/share/dict/words" or "synthetic"
+  std::vector<std::string> keys;   // distinct
+  std::vector<std::string> absent; // distinct, none in keys
+  std::vector<Bytes> key_views, absent_views;
+  void make_views();
+};
+
+struct Options {
+  std::string data = "/usr/share/dict/words";
+  uint64_t synthetic = 0;  // > 0: that many random 64-bit keys instead of the file
+  int repeats = 3;         // timings are the median of this many runs
+  double fpp = 0.01;
+  std::string only;        // run only structures whose name contains this
+};
+
+Dataset load_dataset(const Options& options);
+std::string machine_description();
+size_t last_level_cache_bytes();
+
+using Sink = std::function<void(const Row&)>;
+// Runs every registered bench; calls `sink` as each row is ready.
+void run_all(const Options& options, const Sink& sink);
+
+// ---- helpers for bench functions --------------------------------------------
+
+inline double now_ns() {
+  return static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+template <class F>
+double median_ns(int repeats, F&& f) {
+  std::vector<double> t;
+  for (int i = 0; i < std::max(1, repeats); ++i) {
+    const double a = now_ns();
+    f();
+    t.push_back(now_ns() - a);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+inline volatile size_t g_sink;
+
+// Fills the measured columns of `row` for a structure already built with the keys.
+// `contains(Bytes)` answers one key; `many(span<const Bytes>, span<bool>)` a batch
+// (pass nullptr-like std::function{} through `has_many` = false when not offered).
+template <class Contains, class Many>
+void measure_lookups(Row& row, const Dataset& d, int repeats, Contains&& contains, Many&& many, bool has_many) {
+  size_t fp = 0;
+  for (Bytes k : d.absent_views) fp += contains(k) ? 1 : 0;
+  row.fpp_measured = d.absent_views.empty() ? 0 : static_cast<double>(fp) / static_cast<double>(d.absent_views.size());
+  row.lookup_pos_ns = median_ns(repeats, [&] {
+                        size_t s = 0;
+                        for (Bytes k : d.key_views) s += contains(k);
+                        g_sink = s;
+                      }) /
+                      static_cast<double>(d.key_views.size());
+  row.lookup_neg_ns = median_ns(repeats, [&] {
+                        size_t s = 0;
+                        for (Bytes k : d.absent_views) s += contains(k);
+                        g_sink = s;
+                      }) /
+                      static_cast<double>(d.absent_views.size());
+  if (has_many) {
+    std::unique_ptr<bool[]> out(new bool[1024]);
+    row.batch_lookup_ns = median_ns(repeats, [&] {
+                            size_t s = 0;
+                            std::span<const Bytes> all(d.key_views);
+                            for (size_t i = 0; i < all.size(); i += 1024) {
+                              const size_t m = std::min<size_t>(1024, all.size() - i);
+                              s += many(all.subspan(i, m), std::span<bool>(out.get(), m));
+                            }
+                            g_sink = s;
+                          }) /
+                          static_cast<double>(d.key_views.size());
+  }
+}
+
+inline void finish_row(Row& row, const Dataset& d) {
+  row.n = d.keys.size();
+  row.bits_per_key = row.n ? 8.0 * static_cast<double>(row.bytes) / static_cast<double>(row.n) : 0;
+}
+
+// One function per structure family; each appends its rows (and its peers' rows).
+void bench_bloom(const Options&, const Dataset&, const Sink&);
+
+}  // namespace amq::bench

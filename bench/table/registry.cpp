@@ -1,0 +1,17 @@
+#include "bench_table.hpp"
+
+namespace amq::bench {
+
+void run_all(const Options& options, const Sink& sink) {
+  const Dataset d = load_dataset(options);
+  using Fn = void (*)(const Options&, const Dataset&, const Sink&);
+  const std::pair<const char*, Fn> benches[] = {
+      {"bloom", bench_bloom},
+  };
+  for (const auto& [name, fn] : benches) {
+    if (!options.only.empty() && std::string(name).find(options.only) == std::string::npos) continue;
+    fn(options, d, sink);
+  }
+}
+
+}  // namespace amq::bench

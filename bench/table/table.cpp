@@ -1,0 +1,108 @@
+#include <fmt/core.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+#include <string>
+#include <unordered_set>
+
+#include "amq/error.hpp"
+#include "amq/file_io.hpp"
+#include "bench_table.hpp"
+
+namespace amq::bench {
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::string u64_key(uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
+
+}  // namespace
+
+void Dataset::make_views() {
+  key_views.clear();
+  absent_views.clear();
+  for (const auto& k : keys) key_views.push_back(as_bytes(k));
+  for (const auto& k : absent) absent_views.push_back(as_bytes(k));
+}
+
+Dataset load_dataset(const Options& o) {
+  Dataset d;
+  if (o.synthetic > 0) {
+    // splitmix64 is a bijection, so keys i < n and i >= n never collide.
+    d.name = fmt::format("synthetic: {} random 64-bit keys", o.synthetic);
+    d.keys.reserve(o.synthetic);
+    for (uint64_t i = 0; i < o.synthetic; ++i) d.keys.push_back(u64_key(splitmix64(i)));
+    const uint64_t m = std::max<uint64_t>(o.synthetic, 1'000'000);
+    for (uint64_t i = 0; i < std::min<uint64_t>(m, 2'000'000); ++i)
+      d.absent.push_back(u64_key(splitmix64(o.synthetic + i)));
+  } else {
+    d.name = o.data;
+    const auto bytes = read_file(o.data);
+    std::string_view text = as_chars(bytes);
+    std::unordered_set<std::string> seen;
+    while (!text.empty()) {
+      const size_t nl = text.find('\n');
+      std::string_view line = text.substr(0, nl);
+      text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (seen.insert(std::string(line)).second) d.keys.emplace_back(line);
+    }
+    if (d.keys.empty()) throw Error(Errc::invalid_argument, o.data + ": no keys");
+    // Absent keys: the data's own keys, changed so they are not in it (10^6 of them,
+    // so a 1% rate is measured to about 0.01%).
+    std::mt19937_64 rng(42);
+    for (uint64_t i = 0; d.absent.size() < 1'000'000; ++i) {
+      std::string k = d.keys[rng() % d.keys.size()] + "~" + std::to_string(i);
+      if (!seen.count(k)) d.absent.push_back(std::move(k));
+    }
+  }
+  // Probe present keys in a shuffled order, so a sorted word list is not a cache gift.
+  std::mt19937_64 rng(7);
+  std::shuffle(d.keys.begin(), d.keys.end(), rng);
+  d.make_views();
+  return d;
+}
+
+size_t last_level_cache_bytes() {
+  size_t best = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream f(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", i));
+    std::string s;
+    if (!(f >> s) || s.empty()) continue;
+    size_t v = std::stoull(s);
+    if (s.back() == 'K') v <<= 10;
+    if (s.back() == 'M') v <<= 20;
+    best = std::max(best, v);
+  }
+  return best ? best : (32u << 20);
+}
+
+std::string machine_description() {
+  std::string model = "unknown CPU";
+  std::ifstream cpu("/proc/cpuinfo");
+  for (std::string line; std::getline(cpu, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  struct utsname u {};
+  ::uname(&u);
+  return fmt::format("{}, {} cores, LLC {} MiB, {} {}, compiler {} {}", model, ::sysconf(_SC_NPROCESSORS_ONLN),
+                     last_level_cache_bytes() >> 20, u.sysname, u.release,
+#if defined(__clang__)
+                     "clang",
+#else
+                     "gcc",
+#endif
+                     __VERSION__);
+}
+
+}  // namespace amq::bench

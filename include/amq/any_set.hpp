@@ -1,0 +1,81 @@
+// amq/any_set.hpp — every amq structure behind one runtime interface.
+//
+// The typed classes (BloomFilter, CuckooFilter, ...) are what C++ users normally
+// want. AnySet is for code that picks the structure at run time — the `amq` CLI is
+// written entirely against it, so the shell and C++ see the same behaviour: build a
+// set of a named kind from keys, load any amq file (or a recognised outside format),
+// query it, add to or erase from it where the kind allows, describe it, and write it
+// back in the format it came in.
+//
+//   amq::BuildOptions opt;  opt.fpp = 0.01;
+//   std::vector<amq::Bytes> keys = ...;
+//   auto set = amq::build_set(amq::Kind::bloom, opt, keys);
+//   auto again = amq::load_set(set->serialize());
+//   bool maybe = again->contains(amq::as_bytes("apple"));
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "amq/format.hpp"
+#include "amq/hash.hpp"
+
+namespace amq {
+
+struct SetInfo {
+  Kind kind;
+  std::string format = "amq";  // the file format it is kept in: "amq", "guava", ...
+  std::vector<std::pair<std::string, std::string>> params;  // in a stable order
+  uint64_t items = 0;          // keys held (an estimate where the kind cannot count)
+  bool items_exact = true;
+  uint64_t bytes = 0;          // size of the serialized form
+  double bits_per_key = 0;     // 8 * bytes / items (0 when empty)
+  double fpp_expected = 0;     // the false-positive rate to expect now (0 for exact sets)
+};
+
+struct BuildOptions {
+  double fpp = 0.01;                   // target false-positive rate
+  std::optional<uint64_t> capacity;    // expected items; default: the number of keys given
+  std::string format = "amq";          // output format: "amq", or a kind's outside format
+  uint64_t seed = 0;                   // hash seed, for kinds with a seeded hash
+  std::map<std::string, std::string> extra;  // kind-specific options, by CLI option name
+};
+
+class AnySet {
+ public:
+  virtual ~AnySet() = default;
+  virtual Kind kind() const noexcept = 0;
+  virtual bool contains(Bytes key) const = 0;
+  // out[i] = contains(keys[i]); returns how many are true.
+  virtual size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const;
+  // Kinds that take inserts after they are built.
+  virtual bool is_dynamic() const noexcept { return false; }
+  // Adds a key. Throws Errc::unsupported for static kinds, Errc::full when the set
+  // cannot take it (the set is then unchanged).
+  virtual void insert(Bytes key);
+  // Kinds that can erase: removes one copy; false if none was found.
+  virtual bool supports_erase() const noexcept { return false; }
+  virtual bool erase(Bytes key);
+  virtual SetInfo info() const = 0;
+  // The whole file, in the format the set was built or loaded in.
+  virtual std::vector<std::byte> serialize() const = 0;
+};
+
+// Builds a set of `kind` holding `keys`. Throws amq::Error(invalid_argument) for
+// options the kind does not take.
+std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::span<const Bytes> keys);
+
+// Loads a file. `format` "auto" recognises amq containers and Guava Bloom filter
+// streams; "amq" or "guava" insist on one. Throws amq::Error on any malformed input.
+std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_view format = "auto");
+
+// Kind-specific option names build_set accepts in BuildOptions::extra.
+std::vector<std::string> extra_option_names(Kind kind);
+
+}  // namespace amq

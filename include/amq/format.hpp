@@ -1,0 +1,76 @@
+// amq/format.hpp — the one container file format shared by every amq structure.
+//
+// Layout (all integers little-endian; docs/format.md is the full description):
+//
+//   offset  size  field
+//   0       8     magic "AMQF\r\n\x1a\n"
+//   8       2     format version (1)
+//   10      2     structure kind (amq::Kind)
+//   12      4     reserved, zero
+//   16      8     params length P
+//   24      8     payload length L
+//   32      P     params (structure-specific), then zero padding to a multiple of 8
+//   ...     L     payload (structure-specific), then zero padding to a multiple of 8
+//   end-8   8     XXH3-64 (seed 0) of every byte before it
+//
+// The payload starts at a multiple of 8 from the start of the file, so a memory-mapped
+// file can be read in place. `parse_container` checks the magic, version, kind, that
+// the lengths add up to exactly the file size (no allocation is ever sized by them),
+// the zero padding, and the checksum, and throws amq::Error with a precise code.
+//
+//   amq::detail::ByteWriter params;  params.u64(n);
+//   auto file = amq::write_container(amq::Kind::bloom, params.buffer(), payload);
+//   amq::Container c = amq::parse_container(file, amq::Kind::bloom);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace amq {
+
+enum class Kind : uint16_t {
+  bloom = 1,            // BloomFilter (Guava-compatible)
+  blocked_bloom = 2,    // BlockedBloomFilter (split-block, Parquet-style)
+  scalable_bloom = 3,   // ScalableBloomFilter
+  cuckoo = 4,           // CuckooFilter
+  scalable_cuckoo = 5,  // ScalableCuckooFilter
+  gcs = 6,              // GolombCodedSet
+  succinct = 7,         // SuccinctSet
+};
+
+// "bloom", "blocked-bloom", ... (the names the CLI's -t takes); "unknown" otherwise.
+std::string_view kind_name(Kind kind) noexcept;
+std::optional<Kind> kind_from_name(std::string_view name) noexcept;
+// Every kind this build knows, in numeric order.
+std::span<const Kind> all_kinds() noexcept;
+
+inline constexpr uint16_t kFormatVersion = 1;
+inline constexpr size_t kContainerHeaderSize = 32;
+inline constexpr size_t kContainerTrailerSize = 8;
+
+struct Container {
+  Kind kind;
+  uint16_t version;
+  std::span<const std::byte> params;   // exactly P bytes (padding excluded)
+  std::span<const std::byte> payload;  // exactly L bytes, 8-aligned within the file
+};
+
+// True if `file` starts with the amq magic (it may still be invalid).
+bool has_container_magic(std::span<const std::byte> file) noexcept;
+
+// Validates and splits a container. `expected`, when given, must match the kind.
+// Throws amq::Error: bad_magic, unsupported_version, wrong_kind, truncated, corrupt,
+// too_large or checksum_mismatch. With `verify_checksum` false the checksum is not
+// recomputed (for very large memory-mapped files whose pages should stay cold).
+Container parse_container(std::span<const std::byte> file, std::optional<Kind> expected = std::nullopt,
+                          bool verify_checksum = true);
+
+// Builds a complete container file.
+std::vector<std::byte> write_container(Kind kind, std::span<const std::byte> params,
+                                       std::span<const std::byte> payload);
+
+}  // namespace amq

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs, from Debian 12's packages, whatever amq needs to build, test and benchmark.
+# Idempotent: packages already installed are left alone, and apt is not touched at all
+# when nothing is missing. Runs as root, or through sudo.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+  # libraries amq uses
+  libxxhash-dev libcli11-dev libfmt-dev libssl-dev libhiredis-dev
+  # tests and benchmarks
+  googletest libgtest-dev libbenchmark-dev
+  # outside implementations amq is checked or measured against
+  default-jdk-headless libguava-java redis-server redis-tools
+  libbloom-dev libmarisa-dev libleveldb-dev
+  golang-go golang-github-seiflotfy-cuckoofilter-dev
+  # data
+  wamerican wamerican-insane
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "setup: missing packages (${missing[*]}) and not root, no sudo" >&2; exit 2
+  fi
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian enables the packaged redis-server as a service; amq's tests start their own
+# servers on free ports, so the system one is left as the package set it up.
+echo "setup: done"

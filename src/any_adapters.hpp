@@ -1,0 +1,19 @@
+// Internal: one build/load pair per kind, defined in src/any_<kind>.cpp and
+// dispatched by src/any_set.cpp.
+#pragma once
+
+#include <memory>
+#include <span>
+
+#include "amq/any_set.hpp"
+
+namespace amq::detail {
+
+std::string require_format(const BuildOptions& o, std::initializer_list<std::string_view> allowed, Kind kind);
+SetInfo make_info(Kind kind, uint64_t items, uint64_t bytes, double fpp_expected, bool items_exact = true);
+std::string fmt_double(double v);
+
+std::unique_ptr<AnySet> build_bloom(const BuildOptions&, std::span<const Bytes>);
+std::unique_ptr<AnySet> load_bloom(std::span<const std::byte> file, bool guava);
+
+}  // namespace amq::detail

@@ -1,0 +1,92 @@
+#include "amq/any_set.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "amq/bloom_filter.hpp"
+#include "amq/error.hpp"
+#include "any_adapters.hpp"
+
+namespace amq {
+
+size_t AnySet::contains_many(std::span<const Bytes> keys, std::span<bool> out) const {
+  size_t found = 0;
+  for (size_t i = 0; i < keys.size(); ++i) found += (out[i] = contains(keys[i]));
+  return found;
+}
+
+void AnySet::insert(Bytes) {
+  throw Error(Errc::unsupported, "a " + std::string(kind_name(kind())) + " is static: keys cannot be added");
+}
+
+bool AnySet::erase(Bytes) {
+  throw Error(Errc::unsupported, "a " + std::string(kind_name(kind())) + " cannot erase keys");
+}
+
+namespace detail {
+
+std::string require_format(const BuildOptions& o, std::initializer_list<std::string_view> allowed, Kind kind) {
+  for (auto a : allowed)
+    if (o.format == a) return o.format;
+  std::string list;
+  for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+  throw Error(Errc::invalid_argument, "format '" + o.format + "' is not available for " +
+                                          std::string(kind_name(kind)) + " (choose: " + list + ")");
+}
+
+SetInfo make_info(Kind kind, uint64_t items, uint64_t bytes, double fpp_expected, bool items_exact) {
+  SetInfo i;
+  i.kind = kind;
+  i.items = items;
+  i.items_exact = items_exact;
+  i.bytes = bytes;
+  i.bits_per_key = items ? 8.0 * static_cast<double>(bytes) / static_cast<double>(items) : 0.0;
+  i.fpp_expected = fpp_expected;
+  return i;
+}
+
+std::string fmt_double(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace detail
+
+std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::span<const Bytes> keys) {
+  for (const auto& [name, value] : options.extra) {
+    const auto names = extra_option_names(kind);
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw Error(Errc::invalid_argument, "option --" + name + " does not apply to " + std::string(kind_name(kind)));
+  }
+  switch (kind) {
+    case Kind::bloom: return detail::build_bloom(options, keys);
+    default: break;
+  }
+  throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
+}
+
+std::vector<std::string> extra_option_names(Kind kind) {
+  switch (kind) {
+    default: return {};
+  }
+}
+
+std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_view format) {
+  if (format == "guava") return detail::load_bloom(file, true);
+  if (format != "auto" && format != "amq")
+    throw Error(Errc::invalid_argument, "unknown file format '" + std::string(format) + "'");
+  if (!has_container_magic(file)) {
+    if (format == "auto" && BloomFilter::looks_like_guava(file)) return detail::load_bloom(file, true);
+    throw Error(Errc::bad_magic, format == "auto" ? "not an amq file or a Guava Bloom filter" : "not an amq file");
+  }
+  const Container c = parse_container(file);
+  switch (c.kind) {
+    case Kind::bloom: return detail::load_bloom(file, false);
+    default: break;
+  }
+  throw Error(Errc::unsupported, "reading a " + std::string(kind_name(c.kind)) + " is not available in this build");
+}
+
+}  // namespace amq

@@ -1,0 +1,124 @@
+#include "amq/format.hpp"
+
+#include <array>
+#include <cstring>
+#include <string>
+
+#include "amq/detail/byte_io.hpp"
+#include "amq/error.hpp"
+#include "amq/hash.hpp"
+
+namespace amq {
+namespace {
+
+constexpr std::array<std::byte, 8> kMagic = {std::byte{'A'},  std::byte{'M'},  std::byte{'Q'},
+                                             std::byte{'F'},  std::byte{'\r'}, std::byte{'\n'},
+                                             std::byte{0x1a}, std::byte{'\n'}};
+
+constexpr Kind kKinds[] = {Kind::bloom,           Kind::blocked_bloom, Kind::scalable_bloom, Kind::cuckoo,
+                           Kind::scalable_cuckoo, Kind::gcs,           Kind::succinct};
+
+constexpr uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+
+bool all_zero(std::span<const std::byte> b) {
+  for (std::byte x : b)
+    if (x != std::byte{0}) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string_view kind_name(Kind kind) noexcept {
+  switch (kind) {
+    case Kind::bloom: return "bloom";
+    case Kind::blocked_bloom: return "blocked-bloom";
+    case Kind::scalable_bloom: return "scalable-bloom";
+    case Kind::cuckoo: return "cuckoo";
+    case Kind::scalable_cuckoo: return "scalable-cuckoo";
+    case Kind::gcs: return "gcs";
+    case Kind::succinct: return "succinct";
+  }
+  return "unknown";
+}
+
+std::optional<Kind> kind_from_name(std::string_view name) noexcept {
+  for (Kind k : kKinds)
+    if (kind_name(k) == name) return k;
+  return std::nullopt;
+}
+
+std::span<const Kind> all_kinds() noexcept { return kKinds; }
+
+bool has_container_magic(std::span<const std::byte> file) noexcept {
+  return file.size() >= kMagic.size() && std::memcmp(file.data(), kMagic.data(), kMagic.size()) == 0;
+}
+
+Container parse_container(std::span<const std::byte> file, std::optional<Kind> expected, bool verify_checksum) {
+  if (file.size() < kMagic.size() || !has_container_magic(file))
+    throw Error(Errc::bad_magic, "not an amq file (bad magic)");
+  detail::ByteReader r(file, "amq file header");
+  r.skip(kMagic.size());
+  const uint16_t version = r.u16();
+  const uint16_t kind_raw = r.u16();
+  const uint32_t reserved = r.u32();
+  const uint64_t params_len = r.u64();
+  const uint64_t payload_len = r.u64();
+  if (version != kFormatVersion)
+    throw Error(Errc::unsupported_version,
+                "amq format version " + std::to_string(version) + " is not supported (this build reads version " +
+                    std::to_string(kFormatVersion) + ")");
+  const Kind kind = static_cast<Kind>(kind_raw);
+  if (kind_name(kind) == "unknown")
+    throw Error(Errc::corrupt, "unknown structure kind " + std::to_string(kind_raw));
+  if (expected && *expected != kind)
+    throw Error(Errc::wrong_kind, "file holds a " + std::string(kind_name(kind)) + ", not a " +
+                                      std::string(kind_name(*expected)));
+  if (reserved != 0) throw Error(Errc::corrupt, "reserved header field is not zero");
+  // Lengths are checked against the real size before anything is derived from them;
+  // the bound on each keeps the sums below from overflowing.
+  const uint64_t limit = file.size();
+  if (params_len > limit || payload_len > limit)
+    throw Error(Errc::truncated, "amq file truncated: header announces " +
+                                     std::to_string(kContainerHeaderSize + params_len + payload_len +
+                                                    kContainerTrailerSize) +
+                                     " bytes, file has " + std::to_string(limit));
+  const uint64_t total = kContainerHeaderSize + pad8(params_len) + pad8(payload_len) + kContainerTrailerSize;
+  if (total > limit)
+    throw Error(Errc::truncated, "amq file truncated: header announces " + std::to_string(total) +
+                                     " bytes, file has " + std::to_string(limit));
+  if (total < limit)
+    throw Error(Errc::corrupt, "amq file has " + std::to_string(limit - total) + " trailing bytes");
+
+  const size_t params_at = kContainerHeaderSize;
+  const size_t payload_at = params_at + pad8(params_len);
+  const size_t trailer_at = payload_at + pad8(payload_len);
+  if (!all_zero(file.subspan(params_at + params_len, pad8(params_len) - params_len)) ||
+      !all_zero(file.subspan(payload_at + payload_len, pad8(payload_len) - payload_len)))
+    throw Error(Errc::corrupt, "non-zero padding in amq file");
+  if (verify_checksum) {
+    const uint64_t stored = detail::load_le64(file.data() + trailer_at);
+    const uint64_t actual = XXH3_64bits(file.data(), trailer_at);
+    if (stored != actual) throw Error(Errc::checksum_mismatch, "amq file checksum mismatch (file is corrupted)");
+  }
+  return Container{kind, version, file.subspan(params_at, params_len), file.subspan(payload_at, payload_len)};
+}
+
+std::vector<std::byte> write_container(Kind kind, std::span<const std::byte> params,
+                                       std::span<const std::byte> payload) {
+  detail::ByteWriter w;
+  w.buffer().reserve(kContainerHeaderSize + pad8(params.size()) + pad8(payload.size()) + kContainerTrailerSize);
+  w.bytes(kMagic);
+  w.u16(kFormatVersion);
+  w.u16(static_cast<uint16_t>(kind));
+  w.u32(0);
+  w.u64(params.size());
+  w.u64(payload.size());
+  w.bytes(params);
+  w.pad_to(8);
+  w.bytes(payload);
+  w.pad_to(8);
+  w.u64(XXH3_64bits(w.buffer().data(), w.size()));
+  return w.take();
+}
+
+}  // namespace amq

@@ -1,0 +1,166 @@
+#include "amq/bloom_filter.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <unordered_set>
+
+#include "amq/detail/fastmod.hpp"
+#include "amq/error.hpp"
+#include "test_util.hpp"
+
+namespace amq {
+namespace {
+
+TEST(FastMod, MatchesDivision) {
+  std::mt19937_64 rng(1);
+  for (int d_i = 0; d_i < 2000; ++d_i) {
+    uint64_t d = rng() >> (rng() % 64);
+    if (d == 0) d = 1;
+    const detail::FastMod64 m(d);
+    for (int i = 0; i < 200; ++i) {
+      const uint64_t a = rng() >> (rng() % 64);
+      ASSERT_EQ(m.mod(a), a % d) << a << " % " << d;
+    }
+    ASSERT_EQ(m.mod(~uint64_t{0}), ~uint64_t{0} % d);
+    ASSERT_EQ(m.mod(d - 1), d - 1);
+    ASSERT_EQ(m.mod(d), 0u);
+  }
+}
+
+TEST(Murmur3, KnownValues) {
+  // Guava: Hashing.murmur3_128().hashBytes(new byte[0]) is all zeros; the others are
+  // the reference implementation's outputs for these strings (seed 0).
+  EXPECT_EQ(murmur3_x64_128(as_bytes(""), 0), (Hash128{0, 0}));
+  EXPECT_EQ(murmur3_x64_128(as_bytes("hello"), 0), (Hash128{0xcbd8a7b341bd9b02ULL, 0x5b1e906a48ae1d19ULL}));
+  EXPECT_EQ(murmur3_x64_128(as_bytes("The quick brown fox jumps over the lazy dog"), 0),
+            (Hash128{0xe34bbc7bbc071b6cULL, 0x7a433ca9c49a9347ULL}));
+}
+
+TEST(BloomFilter, GuavaSizing) {
+  // Guava 31.1 BloomFilter.create(funnel, n, fpp): word count and k, as printed by
+  // real Guava (writeTo header) for these arguments.
+  struct Case {
+    uint64_t n;
+    double p;
+    uint64_t words;
+    int k;
+  };
+  for (const Case& c : {Case{1000, 0.03, 115, 5}, Case{1000, 0.01, 150, 7}, Case{0, 0.03, 1, 5},
+                        X, Case{100, 0.000001, 45, 20}}) {
+    const auto f = BloomFilter::create(c.n, c.p);
+    const int64_t n = c.n ? static_cast<int64_t>(c.n) : 1;
+    const auto bits = static_cast<int64_t>(-static_cast<double>(n) * std::log(c.p) / (std::log(2.0) * std::log(2.0)));
+    EXPECT_EQ(f.bit_size(), static_cast<uint64_t>((bits + 63) / 64 * 64)) << c.n << " " << c.p;
+    EXPECT_EQ(f.bit_size() / 64, c.words) << c.n << " " << c.p;
+    EXPECT_EQ(f.num_hashes(), c.k) << c.n << " " << c.p;
+  }
+}
+
+TEST(BloomFilter, RejectsBadArguments) {
+  EXPECT_THROW(BloomFilter::create(10, 0.0), Error);
+  EXPECT_THROW(BloomFilter::create(10, 1.0), Error);
+  EXPECT_THROW(BloomFilter::create(10, -0.5), Error);
+  EXPECT_THROW(BloomFilter::create(10, std::nan("")), Error);
+  EXPECT_THROW(BloomFilter::create(1, 0.99), Error);  // zero bits, as Guava refuses
+  try {
+    BloomFilter::create(10, 1e-300);  // needs > 255 hash functions
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument);
+  }
+}
+
+TEST(BloomFilter, NoFalseNegativesAndFppWithinBound) {
+  for (auto strategy : {GuavaStrategy::murmur128_mitz_64, GuavaStrategy::murmur128_mitz_32}) {
+    const auto keys = test::random_keys(100'000, 11);
+    auto f = BloomFilter::create(keys.size(), 0.01, strategy);
+    for (const auto& k : keys) f.insert(k);
+    for (const auto& k : keys) ASSERT_TRUE(f.contains(k));
+    const auto absent = test::random_keys(1'000'000, 12, 30);
+    const std::unordered_set<std::string> present(keys.begin(), keys.end());
+    size_t fp = 0, n = 0;
+    for (const auto& k : absent) {
+      if (present.count(k)) continue;
+      ++n;
+      fp += f.contains(k);
+    }
+    const double rate = static_cast<double>(fp) / static_cast<double>(n);
+    EXPECT_LT(rate, 0.0115) << "strategy " << static_cast<int>(strategy);
+    EXPECT_GT(rate, 0.005);
+    EXPECT_NEAR(static_cast<double>(f.approximate_element_count()), 100'000, 2'000);
+    EXPECT_NEAR(f.expected_fpp(), 0.01, 0.002);
+  }
+}
+
+TEST(BloomFilter, U64KeysAreTheirLittleEndianBytes) {
+  auto f = BloomFilter::create(1000, 0.01);
+  f.insert(uint64_t{0x0102030405060708ULL});
+  const std::byte le[8] = {std::byte{8}, std::byte{7}, std::byte{6}, std::byte{5},
+                           std::byte{4}, std::byte{3}, std::byte{2}, std::byte{1}};
+  EXPECT_TRUE(f.contains(Bytes(le)));
+  EXPECT_FALSE(f.insert(Bytes(le)));  // nothing changes: the same key
+}
+
+TEST(BloomFilter, ContainsManyAgreesWithContains) {
+  const auto keys = test::random_keys(20'000, 3);
+  auto f = BloomFilter::create(10'000, 0.05);
+  for (size_t i = 0; i < keys.size(); i += 2) f.insert(keys[i]);
+  std::unique_ptr<bool[]> out(new bool[keys.size()]);
+  const size_t found = f.contains_many(keys, std::span<bool>(out.get(), keys.size()));
+  size_t expect = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(out[i], f.contains(keys[i])) << i;
+    expect += out[i];
+  }
+  EXPECT_EQ(found, expect);
+  std::vector<uint64_t> ints = {1, 2, 3};
+  bool o3[3];
+  f.insert(uint64_t{2});
+  f.contains_many(ints, std::span<bool>(o3, 3));
+  EXPECT_TRUE(o3[1]);
+}
+
+TEST(BloomFilter, MergeIsUnionAndRefusesIncompatible) {
+  auto a = BloomFilter::create(1000, 0.01), b = BloomFilter::create(1000, 0.01);
+  a.insert("left");
+  b.insert("right");
+  a.merge(b);
+  EXPECT_TRUE(a.contains("left"));
+  EXPECT_TRUE(a.contains("right"));
+  auto c = BloomFilter::create(2000, 0.01);
+  try {
+    a.merge(c);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::incompatible);
+  }
+  auto d = BloomFilter::create(1000, 0.01, GuavaStrategy::murmur128_mitz_32);
+  EXPECT_THROW(a.insert_all(d), Error);
+}
+
+TEST(BloomFilter, GuavaStreamAndContainerRoundTrip) {
+  auto f = BloomFilter::create(500, 0.02);
+  for (int i = 0; i < 300; ++i) f.insert(std::to_string(i));
+  const auto g = f.to_guava();
+  EXPECT_EQ(g.size(), 6 + f.bit_size() / 8);
+  EXPECT_EQ(g[0], std::byte{1});
+  EXPECT_TRUE(BloomFilter::looks_like_guava(g));
+  EXPECT_EQ(BloomFilter::from_guava(g), f);
+  EXPECT_EQ(BloomFilter::load(f.serialize()), f);
+  // Every truncation and a few corruptions of the Guava stream are typed errors.
+  for (size_t n = 0; n < g.size(); n += 7) EXPECT_THROW(BloomFilter::from_guava(std::span(g).first(n)), Error);
+  auto bad = g;
+  bad[0] = std::byte{5};
+  EXPECT_THROW(BloomFilter::from_guava(bad), Error);
+  bad = g;
+  bad[1] = std::byte{0};
+  EXPECT_THROW(BloomFilter::from_guava(bad), Error);
+  bad = g;
+  bad[2] = std::byte{0x80};  // negative int
+  EXPECT_THROW(BloomFilter::from_guava(bad), Error);
+}
+
+}  // namespace
+}  // namespace amq

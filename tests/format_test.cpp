@@ -1,0 +1,86 @@
+#include "amq/format.hpp"
+
+#include <gtest/gtest.h>
+
+#include "amq/detail/byte_io.hpp"
+#include "amq/error.hpp"
+
+namespace amq {
+namespace {
+
+std::vector<std::byte> sample() {
+  detail::ByteWriter params;
+  params.u32(7);
+  params.u8(1);  // 5 bytes: padding follows
+  std::vector<std::byte> payload(13, std::byte{0xab});
+  return write_container(Kind::cuckoo, params.buffer(), payload);
+}
+
+Errc code_of(std::span<const std::byte> file, std::optional<Kind> kind = std::nullopt) {
+  try {
+    parse_container(file, kind);
+  } catch (const Error& e) {
+    return e.code();
+  }
+  ADD_FAILURE() << "parse succeeded";
+  return Errc::io;
+}
+
+TEST(Format, RoundTripAndAlignment) {
+  const auto file = sample();
+  EXPECT_EQ(file.size(), 32u + 8 + 16 + 8);
+  const Container c = parse_container(file, Kind::cuckoo);
+  EXPECT_EQ(c.kind, Kind::cuckoo);
+  EXPECT_EQ(c.params.size(), 5u);
+  EXPECT_EQ(c.payload.size(), 13u);
+  EXPECT_EQ((c.payload.data() - file.data()) % 8, 0);
+  EXPECT_EQ(c.payload[12], std::byte{0xab});
+}
+
+TEST(Format, RejectsEveryTruncation) {
+  const auto file = sample();
+  for (size_t n = 0; n < file.size(); ++n) {
+    const Errc e = code_of(std::span(file).first(n));
+    EXPECT_TRUE(e == Errc::bad_magic || e == Errc::truncated) << "length " << n;
+  }
+}
+
+TEST(Format, RejectsEveryBitFlip) {
+  const auto file = sample();
+  for (size_t i = 0; i < file.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      auto bad = file;
+      bad[i] ^= std::byte(1u << bit);
+      EXPECT_THROW(parse_container(bad), Error) << "byte " << i << " bit " << bit;
+    }
+  }
+}
+
+TEST(Format, TypedErrors) {
+  auto file = sample();
+  EXPECT_EQ(code_of(file, Kind::bloom), Errc::wrong_kind);
+  auto v = file;
+  v[8] = std::byte{9};
+  EXPECT_EQ(code_of(v), Errc::unsupported_version);
+  auto longer = file;
+  longer.push_back(std::byte{0});
+  EXPECT_EQ(code_of(longer), Errc::corrupt);
+  auto sum = file;
+  sum[40] ^= std::byte{1};
+  EXPECT_EQ(code_of(sum), Errc::checksum_mismatch);
+  // A hostile payload length is rejected before anything is allocated by it.
+  auto huge = file;
+  detail::store_le64(huge.data() + 24, ~uint64_t{0});
+  EXPECT_EQ(code_of(huge), Errc::truncated);
+  auto unknown = file;
+  unknown[10] = std::byte{0x77};
+  EXPECT_EQ(code_of(unknown), Errc::corrupt);
+}
+
+TEST(Format, KindNames) {
+  for (Kind k : all_kinds()) EXPECT_EQ(kind_from_name(kind_name(k)), k);
+  EXPECT_FALSE(kind_from_name("nope"));
+}
+
+}  // namespace
+}  // namespace amq

@@ -1,0 +1,238 @@
+// amq build | query | add | remove | info
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "amq/any_set.hpp"
+#include "amq/error.hpp"
+#include "amq/file_io.hpp"
+#include "cli.hpp"
+
+namespace amq::cli {
+namespace {
+
+// Loads FILE in the given format; errors name the file.
+std::unique_ptr<AnySet> load_path(const std::string& path, const std::string& format) {
+  try {
+    return load_set(read_file(path), format);
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    if (msg.rfind(path, 0) == 0) throw;
+    throw Error(e.code(), path + ": " + msg);
+  }
+}
+
+void save_path(const std::string& path, const AnySet& set) {
+  try {
+    write_output(path, set.serialize());
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    if (msg.rfind(path, 0) == 0) throw;
+    throw Error(e.code(), path + ": " + msg);
+  }
+}
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+        else out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_build(CLI::App& app, int& status) {
+  struct Opts {
+    std::string kind;
+    double fpp = 0.01;
+    uint64_t capacity = 0;
+    KeyType key_type = KeyType::str;
+    std::string format = "amq";
+    std::string out = "-";
+    uint64_t seed = 0;
+    std::vector<std::string> files;
+    bool parquet = false;
+    double growth = 0, tightening = 0;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("build", "build a set from keys (lines of FILEs, or stdin)");
+  std::vector<std::string> kinds;
+  for (Kind k : all_kinds()) kinds.emplace_back(kind_name(k));
+  cmd->add_option("-t,--type", o->kind, "structure kind")->required()->check(CLI::IsMember(kinds));
+  cmd->add_option("-p,--fpp", o->fpp, "target false-positive rate, in (0, 1)")->default_val(0.01);
+  auto* cap = cmd->add_option("-n,--capacity", o->capacity, "expected number of keys (default: the keys given)");
+  add_key_type_option(*cmd, o->key_type);
+  cmd->add_option("--format", o->format, "output format: amq, or the kind's outside format (bloom: guava)")
+      ->default_val("amq");
+  cmd->add_option("-o,--output", o->out, "output file (default: stdout)");
+  cmd->add_option("--seed", o->seed, "hash seed, for kinds with a seeded hash")->default_val(0);
+  cmd->add_flag("--parquet", o->parquet, "blocked-bloom: Parquet's hashing (XXH64, seed 0)");
+  auto* growth = cmd->add_option("--growth", o->growth, "scalable kinds: size factor of each new layer (default 2)");
+  auto* tight = cmd->add_option("--tightening", o->tightening,
+                                "scalable-bloom: error ratio of each new layer (default 0.5)");
+  cmd->add_option("files", o->files, "key files (default: stdin)");
+  cmd->callback([o, cap, growth, tight, &status] {
+    const Kind kind = *kind_from_name(o->kind);
+    BuildOptions opt;
+    opt.fpp = o->fpp;
+    if (*cap) opt.capacity = o->capacity;
+    opt.format = o->format;
+    opt.seed = o->seed;
+    if (o->parquet) opt.extra["parquet"] = "1";
+    if (*growth) opt.extra["growth"] = std::to_string(o->growth);
+    if (*tight) opt.extra["tightening"] = std::to_string(o->tightening);
+    const KeyList keys = read_keys({}, o->files, o->key_type, true);
+    const auto views = keys.views();
+    auto set = build_set(kind, opt, views);
+    save_path(o->out, *set);
+    status = 0;
+  });
+}
+
+void add_query(CLI::App& app, int& status) {
+  struct Opts {
+    std::string file;
+    std::vector<std::string> keys;
+    bool invert = false, count = false;
+    KeyType key_type = KeyType::str;
+    std::string format = "auto";
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("query", "print the keys that may be in the set (like grep); exit 0 if any");
+  cmd->add_option("file", o->file, "set file")->required();
+  cmd->add_option("keys", o->keys, "keys (default: lines of stdin)");
+  cmd->add_flag("-v,--invert", o->invert, "print the keys that are surely absent instead");
+  cmd->add_flag("-c,--count", o->count, "print only the number of keys selected");
+  add_key_type_option(*cmd, o->key_type);
+  cmd->add_option("--format", o->format, "file format: auto, amq, guava")->default_val("auto");
+  cmd->callback([o, &status] {
+    auto set = load_path(o->file, o->format);
+    const KeyList keys = read_keys(o->keys, {}, o->key_type, false);
+    const auto views = keys.views();
+    std::unique_ptr<bool[]> hit(new bool[views.size() ? views.size() : 1]);
+    set->contains_many(views, std::span<bool>(hit.get(), views.size()));
+    size_t selected = 0;
+    std::string out;
+    for (size_t i = 0; i < views.size(); ++i) {
+      if (hit[i] == o->invert) continue;
+      ++selected;
+      if (!o->count) {
+        out += keys.text[i];
+        out += '\n';
+        if (out.size() > (1 << 16)) {
+          std::fwrite(out.data(), 1, out.size(), stdout);
+          out.clear();
+        }
+      }
+    }
+    if (o->count) out = fmt::format("{}\n", selected);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    if (std::fflush(stdout) != 0) throw Error(Errc::io, "cannot write standard output");
+    status = selected > 0 ? 0 : 1;
+  });
+}
+
+void add_add(CLI::App& app, int& status) {
+  struct Opts {
+    std::string file;
+    std::vector<std::string> keys;
+    KeyType key_type = KeyType::str;
+    std::string format = "auto";
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("add", "add keys to a dynamic set; the file is replaced atomically");
+  cmd->add_option("file", o->file, "set file")->required();
+  cmd->add_option("keys", o->keys, "keys (default: lines of stdin)");
+  add_key_type_option(*cmd, o->key_type);
+  cmd->add_option("--format", o->format, "file format: auto, amq, guava")->default_val("auto");
+  cmd->callback([o, &status] {
+    auto set = load_path(o->file, o->format);
+    if (!set->is_dynamic())
+      throw Error(Errc::unsupported, o->file + ": a " + std::string(kind_name(set->kind())) +
+                                         " is static: rebuild it with 'amq build' instead");
+    const KeyList keys = read_keys(o->keys, {}, o->key_type, true);
+    for (Bytes k : keys.views()) {
+      try {
+        set->insert(k);
+      } catch (const Error& e) {
+        throw Error(e.code(), o->file + ": " + e.what() + " (file left unchanged)");
+      }
+    }
+    save_path(o->file, *set);
+    status = 0;
+  });
+}
+
+void add_remove(CLI::App& app, int& status) {
+  struct Opts {
+    std::string file;
+    std::vector<std::string> keys;
+    KeyType key_type = KeyType::str;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("remove", "remove keys from a set that can erase; prints the keys not found");
+  cmd->add_option("file", o->file, "set file")->required();
+  cmd->add_option("keys", o->keys, "keys (default: lines of stdin)");
+  add_key_type_option(*cmd, o->key_type);
+  cmd->callback([o, &status] {
+    auto set = load_path(o->file, "auto");
+    if (!set->supports_erase())
+      throw Error(Errc::unsupported, o->file + ": a " + std::string(kind_name(set->kind())) + " cannot remove keys");
+    const KeyList keys = read_keys(o->keys, {}, o->key_type, true);
+    const auto views = keys.views();
+    size_t missing = 0;
+    for (size_t i = 0; i < views.size(); ++i) {
+      if (!set->erase(views[i])) {
+        fmt::print("{}\n", keys.text[i]);
+        ++missing;
+      }
+    }
+    save_path(o->file, *set);
+    status = missing ? 1 : 0;
+  });
+}
+
+void add_info(CLI::App& app, int& status) {
+  struct Opts {
+    std::string file;
+    bool json = false;
+    std::string format = "auto";
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("info", "describe a set file");
+  cmd->add_option("file", o->file, "set file")->required();
+  cmd->add_flag("--json", o->json, "one JSON object");
+  cmd->add_option("--format", o->format, "file format: auto, amq, guava")->default_val("auto");
+  cmd->callback([o, &status] {
+    const SetInfo i = load_path(o->file, o->format)->info();
+    if (o->json) {
+      std::string params;
+      for (const auto& [k, v] : i.params)
+        params += fmt::format("{}\"{}\":\"{}\"", params.empty() ? "" : ",", json_escape(k), json_escape(v));
+      fmt::print(
+          "{{\"kind\":\"{}\",\"format\":\"{}\",\"params\":{{{}}},\"items\":{},\"items_exact\":{},\"bytes\":{},"
+          "\"bits_per_key\":{:.4f},\"fpp_expected\":{:.6g}}}\n",
+          kind_name(i.kind), i.format, params, i.items, i.items_exact ? "true" : "false", i.bytes, i.bits_per_key,
+          i.fpp_expected);
+    } else {
+      fmt::print("kind          {}\nformat        {}\n", kind_name(i.kind), i.format);
+      for (const auto& [k, v] : i.params) fmt::print("{:<13} {}\n", k, v);
+      fmt::print("items         {}{}\nbytes         {}\nbits/key      {:.2f}\nexpected fpp  {:.6g}\n", i.items,
+                 i.items_exact ? "" : " (estimate)", i.bytes, i.bits_per_key, i.fpp_expected);
+    }
+    status = 0;
+  });
+}
+
+}  // namespace amq::cli
