@@ -48,7 +48,7 @@ TEST(BloomFilter, GuavaSizing) {
     int k;
   };
   for (const Case& c : {Case{1000, 0.03, 115, 5}, Case{1000, 0.01, 150, 7}, Case{0, 0.03, 1, 5},
-                        X, Case{100, 0.000001, 45, 20}}) {
+                        Case{1'000'000, 0.01, 149767, 7}, Case{100, 0.000001, 45, 20}}) {
     const auto f = BloomFilter::create(c.n, c.p);
     const int64_t n = c.n ? static_cast<int64_t>(c.n) : 1;
     const auto bits = static_cast<int64_t>(-static_cast<double>(n) * std::log(c.p) / (std::log(2.0) * std::log(2.0)));
