@@ -16,6 +16,7 @@
 // Lua script computes the same positions exactly with double-precision numbers.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
