@@ -549,6 +549,14 @@ TEST_F(Cli, BadKeysAreOneLineErrorsAndLeaveNoFile) {
     expect_error(amq_run(c.args, c.input), c.name, c.problem);
     EXPECT_EQ(dir_listing(dir.path()), before) << "a failing build left a file behind";
   }
+  // Options the kind cannot honour are refused, not ignored.
+  for (const char* opt : {"--seed 5", "--growth 3", "--parquet", "-p 1.5", "-p 0", "--format parquet"}) {
+    SCOPED_TRACE(opt);
+    const auto r = amq_run("build -t bloom " + std::string(opt) + " -o " + out, "a\n");
+    EXPECT_EQ(r.status, 2) << describe(r);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(dir_listing(dir.path()), before);
+  }
   // A failing build does not touch an existing output file.
   ASSERT_EQ(amq_run("build -t bloom --key-type u64 -o " + out, input).status, 0);
   // Keys given as arguments are checked too.
