@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -20,6 +21,10 @@
 
 namespace amq {
 namespace {
+
+#ifndef AMQ_CLI
+TEST(Cli, NeedsTheTool) { GTEST_SKIP() << "amq was configured without its command-line tool (AMQ_BUILD_TOOLS=OFF)"; }
+#else
 
 namespace fs = std::filesystem;
 using test::run;
@@ -549,6 +554,14 @@ TEST_F(Cli, BadKeysAreOneLineErrorsAndLeaveNoFile) {
     expect_error(amq_run(c.args, c.input), c.name, c.problem);
     EXPECT_EQ(dir_listing(dir.path()), before) << "a failing build left a file behind";
   }
+  // Options the kind cannot honour are refused, not ignored.
+  for (const char* opt : {"--seed 5", "--growth 3", "--parquet", "-p 1.5", "-p 0", "--format parquet"}) {
+    SCOPED_TRACE(opt);
+    const auto r = amq_run("build -t bloom " + std::string(opt) + " -o " + out, "a\n");
+    EXPECT_EQ(r.status, 2) << describe(r);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(dir_listing(dir.path()), before);
+  }
   // A failing build does not touch an existing output file.
   ASSERT_EQ(amq_run("build -t bloom --key-type u64 -o " + out, input).status, 0);
   // Keys given as arguments are checked too.
@@ -628,6 +641,8 @@ TEST(CliBench, SyntheticJson) {
   }
   EXPECT_TRUE(guava_row) << r.out;
 }
+
+#endif  // AMQ_CLI
 
 }  // namespace
 }  // namespace amq

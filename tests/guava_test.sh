@@ -9,7 +9,7 @@
 #     on a Guava file prints exactly the keys Guava answers true for, and Guava reads
 #     files written by `amq build` and `amq add`.
 set -euo pipefail
-: "${AMQ_SOURCE_DIR:?}" "${AMQ_BINARY_DIR:?}" "${AMQ_CLI:?needs the amq CLI (AMQ_BUILD_TOOLS=ON)}"
+: "${AMQ_SOURCE_DIR:?}" "${AMQ_BINARY_DIR:?}"
 GUAVA_JAR=${AMQ_GUAVA_JAR:-/usr/share/java/guava.jar}
 driver="$AMQ_BINARY_DIR/tests/guava_compat"
 fail() { echo "guava_test: FAIL: $*" >&2; exit 1; }
@@ -46,6 +46,10 @@ AMQ_GUAVA_DIR="$gen" AMQ_GUAVA_OUT="$out" "$driver" --gtest_brief=1 || fail "amq
 java_check check "$out" || fail "Guava answers amq-written filters differently (above)"
 
 # 4: the CLI.
+if [ -z "${AMQ_CLI:-}" ]; then
+  echo "guava_test: amq and Guava agree; the CLI part is skipped (configured with AMQ_BUILD_TOOLS=OFF)"
+  exit 0
+fi
 amq() { "$AMQ_CLI" "$@"; }
 key_type() { case $1 in str) echo str ;; u64) echo u64 ;; bytes) echo hex ;; esac; }
 n_cli=0
