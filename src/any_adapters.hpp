@@ -17,6 +17,7 @@ std::unique_ptr<AnySet> build_bloom(const BuildOptions&, std::span<const Bytes>)
 std::unique_ptr<AnySet> load_bloom(std::span<const std::byte> file, bool guava);
 std::unique_ptr<AnySet> build_blocked_bloom(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_blocked_bloom(std::span<const std::byte> file);
+std::unique_ptr<AnySet> load_blocked_bloom_parquet(std::span<const std::byte> bitset);
 std::unique_ptr<AnySet> build_scalable_bloom(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_scalable_bloom(std::span<const std::byte> file);
 

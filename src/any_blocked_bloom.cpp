@@ -1,4 +1,5 @@
-// AnySet adapter for BlockedBloomFilter and ParquetBloomFilter (Kind::blocked_bloom).
+// AnySet adapter for BlockedBloomFilter and ParquetBloomFilter (Kind::blocked_bloom),
+// kept in the amq container or, with format "parquet", as Parquet's raw bitset.
 #include <string>
 
 #include "amq/blocked_bloom_filter.hpp"
@@ -12,7 +13,7 @@ namespace {
 template <class Filter>
 class AnyBlockedBloom final : public AnySet {
  public:
-  explicit AnyBlockedBloom(Filter f) : f_(std::move(f)) {}
+  explicit AnyBlockedBloom(Filter f, bool raw = false) : f_(std::move(f)), raw_(raw) {}
   Kind kind() const noexcept override { return Kind::blocked_bloom; }
   bool contains(Bytes key) const override { return f_.contains(key); }
   size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
@@ -23,6 +24,7 @@ class AnyBlockedBloom final : public AnySet {
   SetInfo info() const override {
     SetInfo i = make_info(Kind::blocked_bloom, f_.approximate_element_count(), serialize().size(), f_.expected_fpp(),
                           false);
+    i.format = raw_ ? "parquet" : "amq";
     std::string hash = std::string(hasher_name(f_.hasher().id)) + " seed " + std::to_string(f_.seed());
     if (f_.hasher().id == Xxh64Hasher::id && f_.seed() == 0) hash += " (parquet)";
     i.params = {{"blocks", std::to_string(f_.num_blocks())},
@@ -31,29 +33,31 @@ class AnyBlockedBloom final : public AnySet {
                 {"bits_set", std::to_string(f_.bit_count())}};
     return i;
   }
-  std::vector<std::byte> serialize() const override { return f_.serialize(); }
+  std::vector<std::byte> serialize() const override { return raw_ ? f_.to_parquet_bitset() : f_.serialize(); }
 
  private:
   Filter f_;
+  bool raw_;
 };
 
 template <class Filter>
-std::unique_ptr<AnySet> build_blocked(const BuildOptions& o, std::span<const Bytes> keys) {
+std::unique_ptr<AnySet> build_blocked(const BuildOptions& o, std::span<const Bytes> keys, bool raw) {
   auto f = Filter::create(o.capacity.value_or(keys.size()), o.fpp, o.seed);
   for (Bytes k : keys) f.insert(k);
-  return std::make_unique<AnyBlockedBloom<Filter>>(std::move(f));
+  return std::make_unique<AnyBlockedBloom<Filter>>(std::move(f), raw);
 }
 
 }  // namespace
 
 std::unique_ptr<AnySet> build_blocked_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
-  require_format(o, {"amq"}, Kind::blocked_bloom);
-  if (o.extra.count("parquet")) {
+  // Format "parquet" writes the raw bitset, which only makes sense with Parquet's hash.
+  const bool raw = require_format(o, {"amq", "parquet"}, Kind::blocked_bloom) == "parquet";
+  if (o.extra.count("parquet") || raw) {
     if (o.seed != 0)
       throw Error(Errc::invalid_argument, "--parquet hashes as Parquet does (XXH64 with seed 0): --seed must be 0");
-    return build_blocked<ParquetBloomFilter>(o, keys);
+    return build_blocked<ParquetBloomFilter>(o, keys, raw);
   }
-  return build_blocked<BlockedBloomFilter>(o, keys);
+  return build_blocked<BlockedBloomFilter>(o, keys, false);
 }
 
 std::unique_ptr<AnySet> load_blocked_bloom(std::span<const std::byte> file) {
@@ -62,6 +66,10 @@ std::unique_ptr<AnySet> load_blocked_bloom(std::span<const std::byte> file) {
   if (c.params.size() >= 4 && load_le32(c.params.data()) == Xxh64Hasher::id)
     return std::make_unique<AnyBlockedBloom<ParquetBloomFilter>>(ParquetBloomFilter::load(file));
   return std::make_unique<AnyBlockedBloom<BlockedBloomFilter>>(BlockedBloomFilter::load(file));
+}
+
+std::unique_ptr<AnySet> load_blocked_bloom_parquet(std::span<const std::byte> bitset) {
+  return std::make_unique<AnyBlockedBloom<ParquetBloomFilter>>(ParquetBloomFilter::from_parquet_bitset(bitset), true);
 }
 
 }  // namespace amq::detail

@@ -79,6 +79,7 @@ std::vector<std::string> extra_option_names(Kind kind) {
 
 std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_view format) {
   if (format == "guava") return detail::load_bloom(file, true);
+  if (format == "parquet") return detail::load_blocked_bloom_parquet(file);
   if (format != "auto" && format != "amq")
     throw Error(Errc::invalid_argument, "unknown file format '" + std::string(format) + "'");
   if (!has_container_magic(file)) {

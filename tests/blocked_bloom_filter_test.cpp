@@ -293,6 +293,27 @@ TEST(BlockedBloomFilter, AnySetBuildAddInfo) {
       EXPECT_EQ(again->serialize(), f.serialize());
     }
   }
+  // Format "parquet": the raw bitset, read back with load_set(..., "parquet").
+  BuildOptions raw;
+  raw.format = "parquet";
+  auto set = build_set(Kind::blocked_bloom, raw, views);
+  auto direct = ParquetBloomFilter::create(5000, 0.01);
+  for (const auto& k : keys) direct.insert(k);
+  EXPECT_EQ(set->serialize(), direct.to_parquet_bitset());
+  auto back = load_set(set->serialize(), "parquet");
+  EXPECT_EQ(back->info().format, "parquet");
+  back->insert(as_bytes("added"));
+  direct.insert("added");
+  EXPECT_EQ(back->serialize(), direct.to_parquet_bitset());
+  for (Bytes k : views) ASSERT_TRUE(back->contains(k));
+  const auto bitset = direct.to_parquet_bitset();
+  EXPECT_EQ(code_of([&] { load_set(std::span(bitset).first(40), "parquet"); }), Errc::corrupt);
+  raw.seed = 1;
+  EXPECT_EQ(code_of([&] { build_set(Kind::blocked_bloom, raw, views); }), Errc::invalid_argument);
+  raw = {};
+  raw.format = "guava";
+  EXPECT_EQ(code_of([&] { build_set(Kind::blocked_bloom, raw, views); }), Errc::invalid_argument);
+
   BuildOptions bad;
   bad.extra["parquet"] = "1";
   bad.seed = 3;

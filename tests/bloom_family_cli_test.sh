@@ -45,6 +45,16 @@ check "layer capacities" 1 "$(grep -cE '^layer_capacity +100,400,1600$' <<< "$in
 check "parquet hash shown" 1 "$("$AMQ" info "$T/p.amq" | grep -c 'xxh64 seed 0 (parquet)')"
 check "parquet keys present" 2000 "$("$AMQ" query -c "$T/p.amq" < "$T/keys")"
 
+# Parquet's raw bitset: written with --format parquet, read with --format parquet.
+"$AMQ" build -t blocked-bloom --format parquet -o "$T/p.bitset" "$T/keys"
+check "parquet bitset size is 32 bytes a block" 0 $(( $(stat -c %s "$T/p.bitset") % 32 ))
+check "parquet bitset is the container's payload" "$(tail -c +57 "$T/p.amq" | head -c "$(stat -c %s "$T/p.bitset")" | cksum)" \
+  "$(cksum < "$T/p.bitset")"
+check "parquet bitset keys present" 2000 "$("$AMQ" query --format parquet -c "$T/p.bitset" < "$T/keys")"
+"$AMQ" add --format parquet "$T/p.bitset" < "$T/more"
+check "parquet bitset add" 3000 "$("$AMQ" query --format parquet -c "$T/p.bitset" < "$T/more")"
+check "parquet bitset info" 1 "$("$AMQ" info --format parquet "$T/p.bitset" | grep -cE '^format +parquet$')"
+
 # Errors: exit 2, one line on stderr, no output file.
 "$AMQ" build -t blocked-bloom --growth 3 -o "$T/bad1.amq" "$T/keys" 2> "$T/err"
 check "blocked-bloom refuses --growth" 2 $?

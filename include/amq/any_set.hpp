@@ -72,7 +72,8 @@ class AnySet {
 std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::span<const Bytes> keys);
 
 // Loads a file. `format` "auto" recognises amq containers and Guava Bloom filter
-// streams; "amq" or "guava" insist on one. Throws amq::Error on any malformed input.
+// streams; "amq" or "guava" insist on one; "parquet" reads a raw Parquet split block
+// Bloom filter bitset (blocked-bloom, XXH64). Throws amq::Error on any malformed input.
 std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_view format = "auto");
 
 // Kind-specific option names build_set accepts in BuildOptions::extra.

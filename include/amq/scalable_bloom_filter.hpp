@@ -19,6 +19,10 @@
 //    layer i is bit (a + j b) mod m_i with a = h mod 2^32, b = (h >> 32) | 1; bit x of a
 //    layer is bit x % 64 (LSB first) of 64-bit word x / 64.
 //  * Defaults as RedisBloom's BF.RESERVE: growth s = 2, tightening r = 0.5.
+//  * size() counts the keys insert() added. A new key that is already a false
+//    positive is not added (nothing to set: it is reported present anyway) nor
+//    counted, so size() is a little below the number of distinct keys inserted
+//    (by at most the false-positive rate), as in RedisBloom.
 //
 // Choose it when the number of keys is unknown in advance. When it is known, a
 // BloomFilter (Guava-compatible) or BlockedBloomFilter (fastest) of that size is
