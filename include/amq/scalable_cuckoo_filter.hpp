@@ -39,6 +39,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -237,6 +238,7 @@ class BasicScalableCuckooFilter {
     Probe(const BasicScalableCuckooFilter& f, uint64_t h) noexcept
         : f_(&f), h_(h), r0_(((h >> 32) * f.m0_) >> 32), e_(detail::CuckooTable::splitmix(h)) {}
     uint64_t i1(size_t l) const noexcept { return r0_ + f_->m0_ * f_->ext_[l].mod(e_); }
+
     uint32_t fp(size_t l) const noexcept { return f_->levels_[l].fingerprint(h_); }
     uint64_t hash() const noexcept { return h_; }
 
@@ -283,7 +285,15 @@ class BasicScalableCuckooFilter {
   uint32_t limit_ = 1;
   uint64_t m0_ = 2;
   std::vector<detail::CuckooTable> levels_;
-  std::vector<detail::FastMod64> ext_;  // growth^l, per level
+  // e mod growth^l, per level: a mask when growth^l is a power of two.
+  struct Ext {
+    explicit Ext(uint64_t d) noexcept : mask(std::has_single_bit(d) ? d - 1 : 0), pow2(std::has_single_bit(d)), fm(d) {}
+    uint64_t mod(uint64_t e) const noexcept { return pow2 ? e & mask : fm.mod(e); }
+    uint64_t mask;
+    bool pow2;
+    detail::FastMod64 fm;
+  };
+  std::vector<Ext> ext_;
 };
 
 using ScalableCuckooFilter = BasicScalableCuckooFilter<>;
