@@ -54,6 +54,27 @@ TEST(CuckooTable, AlternateBucketIsAnInvolutionWithoutFixedPoints) {
   EXPECT_EQ(hits.size(), 14u);  // every bucket is someone's alternate
 }
 
+TEST(CuckooTable, NestedAlternateCommutesWithProjection) {
+  // The scalable filter's levels: m_l = m_0 g^l, alternate from the low alt_bits of
+  // the fingerprint. alt is an involution without fixed points, and reducing bucket
+  // numbers mod m_k (k < l) maps level l's pair onto level k's.
+  std::mt19937_64 rng(3);
+  for (uint64_t m0 : {2, 6, 1000, 1026})
+    for (uint64_t g : {1, 2, 3}) {
+      const CuckooTable small(m0 * g, 12, 4, 0, 8), big(m0 * g * g * g, 14, 4, 0, 8);
+      for (int r = 0; r < 3000; ++r) {
+        const uint64_t i = rng() % big.num_buckets();
+        const uint32_t fp = static_cast<uint32_t>(rng() % 16383) + 1;
+        const uint64_t a = big.alt(i, fp);
+        ASSERT_NE(a, i);
+        ASSERT_EQ(big.alt(a, fp), i);
+        const uint32_t fp_small = (fp & 4095) ? (fp & 4095) : 1;  // the same key's shorter fingerprint
+        ASSERT_EQ(a % small.num_buckets(), small.alt(i % small.num_buckets(), fp_small))
+            << m0 << " " << g << " " << i << " " << fp;
+      }
+    }
+}
+
 TEST(CuckooTable, FingerprintAndIndexUseIndependentBits) {
   const CuckooTable t(1'000'002, 12, 4);
   // Same high half, different low bits: same bucket, different fingerprints.
