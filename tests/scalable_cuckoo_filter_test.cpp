@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <random>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "amq/error.hpp"
@@ -138,13 +137,12 @@ TEST(ScalableCuckooFilter, SeiflotfyIssue50Scenario) {
 // is only asked for keys the multiset holds.
 void property_run(ScalableCuckooParams p, uint64_t seed, int ops, uint64_t pool) {
   ScalableCuckooFilter f(p, Xxh3Hasher{.seed = seed});
-  std::unordered_map<uint64_t, uint64_t> ms;
+  std::unordered_multiset<uint64_t> ms;
   std::vector<uint64_t> live;
   uint64_t total = 0;
   std::mt19937_64 rng(seed);
   auto check_key = [&](uint64_t k) {
-    const auto it = ms.find(k);
-    const uint64_t want = it == ms.end() ? 0 : it->second;
+    const uint64_t want = ms.count(k);
     if (want) {
       ASSERT_TRUE(f.contains(k)) << "false negative for " << k;
     }
@@ -157,7 +155,8 @@ void property_run(ScalableCuckooParams p, uint64_t seed, int ops, uint64_t pool)
       const auto before = f.size();
       const CuckooStatus s = rng() % 4 ? f.insert(k) : f.insert_unique(k);
       if (s == CuckooStatus::inserted) {
-        if (ms[k]++ == 0) live.push_back(k);
+        if (ms.count(k) == 0) live.push_back(k);
+        ms.insert(k);
         ++total;
       } else {
         ASSERT_EQ(f.size(), before);
@@ -170,8 +169,8 @@ void property_run(ScalableCuckooParams p, uint64_t seed, int ops, uint64_t pool)
       const uint64_t k = live[at];
       ASSERT_TRUE(f.erase(k)) << k;
       --total;
-      if (--ms[k] == 0) {
-        ms.erase(k);
+      ms.erase(ms.find(k));
+      if (ms.count(k) == 0) {
         live[at] = live.back();
         live.pop_back();
       }
