@@ -436,7 +436,8 @@ TEST(CuckooFilter, SerializationRoundTripAndStrictLoading) {
     // Padding bits past the last slot: 26 buckets of 4 slots of 7 bits = 728 bits = 91 bytes exactly,
     // so use 5-bit fingerprints on 2 buckets of 2: 20 bits -> 3 bytes, 4 padding bits.
     auto small = CuckooFilter::with_buckets(2, 5, 2);
-    const Container sc = parse_container(small.serialize());
+    const auto small_bytes = small.serialize();
+    const Container sc = parse_container(small_bytes);
     std::vector<std::byte> pl(sc.payload.begin(), sc.payload.end());
     ASSERT_EQ(pl.size(), 3u);
     pl[2] = std::byte{0x10};
