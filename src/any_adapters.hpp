@@ -20,5 +20,9 @@ std::unique_ptr<AnySet> load_blocked_bloom(std::span<const std::byte> file);
 std::unique_ptr<AnySet> load_blocked_bloom_parquet(std::span<const std::byte> bitset);
 std::unique_ptr<AnySet> build_scalable_bloom(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_scalable_bloom(std::span<const std::byte> file);
+std::unique_ptr<AnySet> build_cuckoo(const BuildOptions&, std::span<const Bytes>);
+std::unique_ptr<AnySet> load_cuckoo(std::span<const std::byte> file);
+std::unique_ptr<AnySet> build_scalable_cuckoo(const BuildOptions&, std::span<const Bytes>);
+std::unique_ptr<AnySet> load_scalable_cuckoo(std::span<const std::byte> file);
 
 }  // namespace amq::detail

@@ -64,6 +64,8 @@ std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::s
     case Kind::bloom: return detail::build_bloom(options, keys);
     case Kind::blocked_bloom: return detail::build_blocked_bloom(options, keys);
     case Kind::scalable_bloom: return detail::build_scalable_bloom(options, keys);
+    case Kind::cuckoo: return detail::build_cuckoo(options, keys);
+    case Kind::scalable_cuckoo: return detail::build_scalable_cuckoo(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -73,6 +75,8 @@ std::vector<std::string> extra_option_names(Kind kind) {
   switch (kind) {
     case Kind::blocked_bloom: return {"parquet"};
     case Kind::scalable_bloom: return {"growth", "tightening"};
+    case Kind::cuckoo: return {"fingerprint-bits", "bucket-size"};
+    case Kind::scalable_cuckoo: return {"fingerprint-bits", "bucket-size", "growth"};
     default: return {};
   }
 }
@@ -91,6 +95,8 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
     case Kind::bloom: return detail::load_bloom(file, false);
     case Kind::blocked_bloom: return detail::load_blocked_bloom(file);
     case Kind::scalable_bloom: return detail::load_scalable_bloom(file);
+    case Kind::cuckoo: return detail::load_cuckoo(file);
+    case Kind::scalable_cuckoo: return detail::load_scalable_cuckoo(file);
     default: break;
   }
   throw Error(Errc::unsupported, "reading a " + std::string(kind_name(c.kind)) + " is not available in this build");

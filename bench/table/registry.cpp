@@ -8,6 +8,7 @@ void run_all(const Options& options, const Sink& sink) {
   const std::pair<const char*, Fn> benches[] = {
       {"bloom", bench_bloom},
       {"bloom-family", bench_bloom_family},
+      {"cuckoo", bench_cuckoo},
   };
   for (const auto& [name, fn] : benches) {
     if (!options.only.empty() && std::string(name).find(options.only) == std::string::npos) continue;

@@ -64,6 +64,7 @@ void add_build(CLI::App& app, int& status) {
     std::vector<std::string> files;
     bool parquet = false;
     double growth = 0, tightening = 0;
+    uint32_t fingerprint_bits = 0, bucket_size = 0;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("build", "build a set from keys (lines of FILEs, or stdin)");
@@ -81,8 +82,11 @@ void add_build(CLI::App& app, int& status) {
   auto* growth = cmd->add_option("--growth", o->growth, "scalable kinds: size factor of each new layer (default 2)");
   auto* tight = cmd->add_option("--tightening", o->tightening,
                                 "scalable-bloom: error ratio of each new layer (default 0.5)");
+  auto* fbits = cmd->add_option("--fingerprint-bits", o->fingerprint_bits,
+                                "cuckoo kinds: fingerprint bits f, 4..32 (default: from --fpp)");
+  auto* bsize = cmd->add_option("--bucket-size", o->bucket_size, "cuckoo kinds: slots per bucket, 2, 4 or 8");
   cmd->add_option("files", o->files, "key files (default: stdin)");
-  cmd->callback([o, cap, growth, tight, &status] {
+  cmd->callback([o, cap, growth, tight, fbits, bsize, &status] {
     const Kind kind = *kind_from_name(o->kind);
     BuildOptions opt;
     opt.fpp = o->fpp;
@@ -92,6 +96,8 @@ void add_build(CLI::App& app, int& status) {
     if (o->parquet) opt.extra["parquet"] = "1";
     if (*growth) opt.extra["growth"] = std::to_string(o->growth);
     if (*tight) opt.extra["tightening"] = std::to_string(o->tightening);
+    if (*fbits) opt.extra["fingerprint-bits"] = std::to_string(o->fingerprint_bits);
+    if (*bsize) opt.extra["bucket-size"] = std::to_string(o->bucket_size);
     const KeyList keys = read_keys({}, o->files, o->key_type, true);
     const auto views = keys.views();
     auto set = build_set(kind, opt, views);

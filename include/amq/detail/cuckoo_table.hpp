@@ -1,0 +1,289 @@
+// amq/detail/cuckoo_table.hpp — the bucketed fingerprint table behind CuckooFilter
+// and each level of ScalableCuckooFilter. It works on a key's 64-bit hash h, so the
+// key is hashed once per operation, whatever the hasher.
+//
+// Geometry: m buckets (m even, 2 <= m <= 2^32) of b slots (b in {2, 4, 8}), each slot
+// an f-bit fingerprint (4 <= f <= 32), packed: slot s of bucket i is bits
+// [(i b + s) f, (i b + s + 1) f) of the table, bit x being bit x % 8 (LSB first) of
+// byte x / 8. Fingerprint 0 marks an empty slot.
+//
+// From the hash (independent bits, so the two never correlate):
+//   fp = h mod 2^f, or 1 when that is 0           (the low f bits)
+//   i1 = floor((h >> 32) * m / 2^32)               (the high 32 bits)
+// Alternate bucket (partial-key cuckoo hashing, for any even m, not only powers of 2):
+//   H(fp)     = floor(((fp * 0x9E3779B97F4A7C15 mod 2^64) >> 32) * m / 2^32) | 1
+//   alt(i, fp) = (H(fp) - i) mod m
+// alt is an involution (alt(alt(i)) = i), so a fingerprint can always move back to
+// the other bucket of its pair knowing only where it is; and because H is odd and m
+// even, alt(i) != i: every key has two distinct buckets (i1 + i2 is odd mod m).
+//
+// Levels of ScalableCuckooFilter use a second, "nested" form of alt (alt_bits > 0):
+//   G(fp)      = splitmix64(max(1, fp mod 2^alt_bits)) | 1
+//   alt(i, fp) = (G(fp) mod m - i) mod m
+// which depends only on the low alt_bits of the fingerprint and commutes with
+// reducing bucket numbers modulo any even divisor of m (scalable_cuckoo_filter.hpp
+// explains why that matters). Also an involution without fixed points.
+//
+// Insert tries i1 then i2; when both are full it walks a kick chain (with a one-step
+// look-ahead: before evicting, any fingerprint of the bucket that can move to a free
+// slot in its other bucket does) of at most kMaxKicks evictions. If the chain fails,
+// every eviction is undone in reverse order, so the table is exactly as before.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "amq/detail/fastmod.hpp"
+
+namespace amq::detail {
+
+class CuckooTable {
+ public:
+  static constexpr uint64_t kMaxBuckets = uint64_t{1} << 32;
+  static constexpr uint32_t kMaxKicks = 500;
+  static constexpr uint32_t kMinFingerprintBits = 4;
+  static constexpr uint32_t kMaxFingerprintBits = 32;
+
+  // True for a geometry the table takes (see above).
+  static bool valid_geometry(uint64_t num_buckets, uint32_t f, uint32_t b) noexcept {
+    return num_buckets >= 2 && num_buckets <= kMaxBuckets && num_buckets % 2 == 0 && f >= kMinFingerprintBits &&
+           f <= kMaxFingerprintBits && (b == 2 || b == 4 || b == 8);
+  }
+  // Bytes of the packed table: ceil(m b f / 8).
+  static uint64_t table_bytes(uint64_t num_buckets, uint32_t f, uint32_t b) noexcept {
+    return (num_buckets * b * f + 7) / 8;
+  }
+  // The least even bucket count (>= 2) whose load at `capacity` items is at most
+  // design_load(b, f). Capped at kMaxBuckets.
+  static uint64_t buckets_for(uint64_t capacity, uint32_t b, uint32_t f) noexcept;
+  // The load up to which inserts practically never fail, used for sizing: 0.84, 0.95
+  // and 0.97 for b = 2, 4, 8 with f >= 8 bits. Shorter fingerprints give fewer
+  // alternate-bucket offsets (2^f - 1), and the reachable load falls (measured on
+  // 2^18-bucket tables; larger tables fill a little less).
+  static double design_load(uint32_t b, uint32_t f = 8) noexcept {
+    static constexpr double kLoad[3][5] = {
+        {0.33, 0.50, 0.78, 0.82, 0.84},  // b = 2, f = 4, 5, 6, 7, >= 8
+        {0.70, 0.88, 0.92, 0.94, 0.95},  // b = 4
+        {0.85, 0.95, 0.96, 0.97, 0.97},  // b = 8
+    };
+    const int row = b == 2 ? 0 : b == 4 ? 1 : 2;
+    const int col = f >= 8 ? 4 : f <= 4 ? 0 : static_cast<int>(f) - 4;
+    return kLoad[row][col];
+  }
+
+  CuckooTable() = default;
+  // Throws Error(invalid_argument) for a geometry valid_geometry rejects.
+  // alt_bits = 0: the plain alternate-bucket form; 1..f: the nested form.
+  CuckooTable(uint64_t num_buckets, uint32_t fingerprint_bits, uint32_t bucket_size, uint64_t rng_seed = 0,
+              uint32_t alt_bits = 0);
+
+  uint32_t fingerprint_bits() const noexcept { return f_; }
+  uint32_t bucket_size() const noexcept { return b_; }
+  uint64_t num_buckets() const noexcept { return m_; }
+  uint64_t slots() const noexcept { return m_ * b_; }
+  uint64_t size() const noexcept { return count_; }
+  uint64_t bytes() const noexcept { return table_bytes(m_, f_, b_); }
+
+  uint32_t fingerprint(uint64_t h) const noexcept {
+    const uint32_t fp = static_cast<uint32_t>(h) & fmask_;
+    return fp ? fp : 1;
+  }
+  uint64_t index(uint64_t h) const noexcept { return ((h >> 32) * m_) >> 32; }
+  uint32_t alt_bits() const noexcept { return alt_bits_; }
+  uint64_t alt(uint64_t i, uint32_t fp) const noexcept {
+    uint64_t H;
+    if (alt_bits_ == 0) {
+      const uint64_t mixed = (static_cast<uint64_t>(fp) * 0x9E3779B97F4A7C15ULL) >> 32;
+      H = ((mixed * m_) >> 32) | 1;
+    } else {
+      const uint32_t low = fp & alt_mask_;
+      H = mod_m_.mod(splitmix(low ? low : 1) | 1);
+    }
+    return H >= i ? H - i : H + m_ - i;
+  }
+  static uint64_t splitmix(uint64_t x) noexcept {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+  }
+
+  // Slot access (any geometry).
+  uint32_t get(uint64_t bucket, uint32_t slot) const noexcept {
+    const uint64_t bit = (bucket * b_ + slot) * f_;
+    return static_cast<uint32_t>(load64(bit >> 3) >> (bit & 7)) & fmask_;
+  }
+  void set(uint64_t bucket, uint32_t slot, uint32_t fp) noexcept {
+    const uint64_t bit = (bucket * b_ + slot) * f_;
+    const unsigned shift = static_cast<unsigned>(bit & 7);
+    uint64_t w = load64(bit >> 3);
+    w = (w & ~(static_cast<uint64_t>(fmask_) << shift)) | (static_cast<uint64_t>(fp) << shift);
+    std::memcpy(bytes_ptr() + (bit >> 3), &w, 8);
+  }
+  // First slot of `bucket` holding `fp` (0: an empty slot), or -1.
+  int find(uint64_t bucket, uint32_t fp) const noexcept {
+    for (uint32_t s = 0; s < b_; ++s)
+      if (get(bucket, s) == fp) return static_cast<int>(s);
+    return -1;
+  }
+  uint32_t count_in(uint64_t bucket, uint32_t fp) const noexcept {
+    uint32_t c = 0;
+    for (uint32_t s = 0; s < b_; ++s) c += get(bucket, s) == fp;
+    return c;
+  }
+
+  // True if the bucket holds fp (SWAR over the packed bucket). F and B are the
+  // compile-time fingerprint and bucket sizes of a fast path, or 0 for the runtime ones.
+  template <uint32_t F, uint32_t B>
+  bool bucket_has(uint64_t bucket, uint32_t fp) const noexcept;
+
+  // Which bucket_has instantiation serves this geometry (see contains_hash).
+  enum class Path : uint8_t { generic, f8b2, f8b4, f8b8, f12b2, f12b4, f12b8, f16b2, f16b4, f16b8 };
+  Path path() const noexcept { return path_; }
+
+  template <uint32_t F, uint32_t B>
+  bool contains_fp(uint64_t i1, uint32_t fp) const noexcept {
+    return bucket_has<F, B>(i1, fp) || bucket_has<F, B>(alt(i1, fp), fp);
+  }
+  bool contains_hash(uint64_t h) const noexcept { return contains_at(index(h), fingerprint(h)); }
+  // The same with the first bucket and the fingerprint given.
+  bool contains_at(uint64_t i1, uint32_t fp) const noexcept {
+    switch (path_) {
+      case Path::f8b2: return contains_fp<8, 2>(i1, fp);
+      case Path::f8b4: return contains_fp<8, 4>(i1, fp);
+      case Path::f8b8: return contains_fp<8, 8>(i1, fp);
+      case Path::f12b2: return contains_fp<12, 2>(i1, fp);
+      case Path::f12b4: return contains_fp<12, 4>(i1, fp);
+      case Path::f12b8: return contains_fp<12, 8>(i1, fp);
+      case Path::f16b2: return contains_fp<16, 2>(i1, fp);
+      case Path::f16b4: return contains_fp<16, 4>(i1, fp);
+      case Path::f16b8: return contains_fp<16, 8>(i1, fp);
+      case Path::generic: break;
+    }
+    return contains_fp<0, 0>(i1, fp);
+  }
+  // Batched contains_hash over hashes[0..n): prefetches both buckets of every key
+  // first. Returns how many are true.
+  size_t contains_hashes(const uint64_t* hashes, size_t n, bool* out) const noexcept;
+  void prefetch_hash(uint64_t h) const noexcept { prefetch_at(index(h), fingerprint(h)); }
+  void prefetch_at(uint64_t i1, uint32_t fp) const noexcept;
+
+  // Copies of fp in the key's two buckets.
+  uint32_t count_hash(uint64_t h) const noexcept { return count_at(index(h), fingerprint(h)); }
+  uint32_t count_at(uint64_t i1, uint32_t fp) const noexcept { return count_in(i1, fp) + count_in(alt(i1, fp), fp); }
+  // Inserts the key's fingerprint; false (table unchanged) when it cannot be placed.
+  bool insert_hash(uint64_t h) { return insert_at(index(h), fingerprint(h)); }
+  bool insert_at(uint64_t i1, uint32_t fp);
+  // Removes one copy of the key's fingerprint; false if there is none.
+  bool erase_hash(uint64_t h) noexcept { return erase_at(index(h), fingerprint(h)); }
+  bool erase_at(uint64_t i1, uint32_t fp) noexcept;
+  void clear() noexcept;
+
+  // The packed table (exactly bytes() bytes) and loading it back: throws
+  // Error(corrupt) when padding bits are set or `expected_count` is not the number
+  // of occupied slots.
+  std::span<const std::byte> table() const noexcept { return {bytes_ptr(), static_cast<size_t>(bytes())}; }
+  void load_table(std::span<const std::byte> bytes, uint64_t expected_count, const char* what);
+
+  bool operator==(const CuckooTable& o) const noexcept {
+    return m_ == o.m_ && f_ == o.f_ && b_ == o.b_ && alt_bits_ == o.alt_bits_ && count_ == o.count_ &&
+           words_ == o.words_;
+  }
+
+ private:
+  uint64_t load64(uint64_t byte) const noexcept {
+    uint64_t w;
+    std::memcpy(&w, bytes_ptr() + byte, 8);
+    return w;
+  }
+  const std::byte* bytes_ptr() const noexcept { return reinterpret_cast<const std::byte*>(words_.data()); }
+  std::byte* bytes_ptr() noexcept { return reinterpret_cast<std::byte*>(words_.data()); }
+  bool place(uint64_t bucket, uint32_t fp) noexcept {
+    const int s = find(bucket, 0);
+    if (s < 0) return false;
+    set(bucket, static_cast<uint32_t>(s), fp);
+    ++count_;
+    return true;
+  }
+  uint64_t next_random() noexcept {  // xorshift64*
+    rng_ ^= rng_ >> 12;
+    rng_ ^= rng_ << 25;
+    rng_ ^= rng_ >> 27;
+    return rng_ * 0x2545F4914F6CDD1DULL;
+  }
+
+  struct Move {
+    uint64_t bucket;
+    uint32_t slot;
+    uint32_t old;
+  };
+
+  uint64_t m_ = 0;
+  uint32_t f_ = 0, b_ = 0;
+  uint32_t fmask_ = 0;
+  uint32_t alt_bits_ = 0, alt_mask_ = 0;
+  FastMod64 mod_m_{};
+  uint64_t count_ = 0;
+  Path path_ = Path::generic;
+  // Generic SWAR probing: the bucket is read in chunks of chunk_slots_ lanes.
+  uint32_t chunk_slots_ = 0;
+  uint64_t ones_ = 0, highs_ = 0, chunk_mask_ = 0;
+  uint64_t rng_ = 0x9E3779B97F4A7C15ULL;
+  std::vector<uint64_t> words_;  // table bytes, then at least 8 zero bytes of slack
+  std::vector<Move> moves_;      // the kick chain being tried (scratch)
+};
+
+// Lane constants for `slots` lanes of `bits` each: ones = 1 in each lane's low bit.
+constexpr uint64_t lane_ones(uint32_t bits, uint32_t slots) noexcept {
+  uint64_t v = 0;
+  for (uint32_t s = 0; s < slots; ++s) v |= uint64_t{1} << (s * bits);
+  return v;
+}
+constexpr uint64_t low_mask(uint32_t bits) noexcept { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
+
+// Slots per 64-bit chunk: all of them when every chunk starts on a byte, else as
+// many as fit after a shift of up to 7 bits.
+constexpr uint32_t chunk_slots_for(uint32_t f, uint32_t b) noexcept {
+  uint32_t c = 64 / f;
+  if (c >= b && (b * f) % 8 == 0) return b;
+  // Byte-aligned chunks of c slots need c f % 8 == 0 and b f % 8 == 0.
+  if ((b * f) % 8 == 0) {
+    while (c > 1 && ((c * f) % 8 != 0 || b % c != 0)) --c;
+    if ((c * f) % 8 == 0 && b % c == 0) return c;
+  }
+  c = 57 / f;
+  return c < b ? c : b;
+}
+
+template <uint32_t F, uint32_t B>
+bool CuckooTable::bucket_has(uint64_t bucket, uint32_t fp) const noexcept {
+  constexpr bool fixed = F != 0;
+  const uint32_t f = fixed ? F : f_;
+  const uint32_t b = fixed ? B : b_;
+  const uint32_t cs = fixed ? chunk_slots_for(F, B) : chunk_slots_;
+  const uint64_t ones = fixed ? lane_ones(F, chunk_slots_for(F, B)) : ones_;
+  const uint64_t highs = fixed ? ones << (F - 1) : highs_;
+  const uint64_t cmask = fixed ? low_mask(F * chunk_slots_for(F, B)) : chunk_mask_;
+  const uint64_t pattern = ones * fp;
+  const uint64_t base = bucket * b * f;
+  for (uint32_t s = 0; s < b; s += cs) {
+    const uint64_t bit = base + static_cast<uint64_t>(s) * f;
+    uint64_t w = (load64(bit >> 3) >> (bit & 7)) & cmask;
+    uint32_t lanes = b - s < cs ? b - s : cs;
+    uint64_t hi = highs;
+    if (lanes < cs) {  // the last, partial chunk (generic path only)
+      w &= low_mask(lanes * f);
+      hi &= low_mask(lanes * f);
+    }
+    const uint64_t x = w ^ (pattern & (lanes < cs ? low_mask(lanes * f) : ~uint64_t{0}));
+    const uint64_t lane_ones_v = hi >> (f - 1);
+    if (((x - lane_ones_v) & ~x & hi) != 0) return true;
+  }
+  return false;
+}
+
+}  // namespace amq::detail

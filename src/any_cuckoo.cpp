@@ -1,0 +1,193 @@
+// AnySet adapters for CuckooFilter (Kind::cuckoo) and ScalableCuckooFilter
+// (Kind::scalable_cuckoo): dynamic, and able to erase.
+#include <cmath>
+#include <string>
+
+#include "amq/cuckoo_filter.hpp"
+#include "amq/error.hpp"
+#include "amq/scalable_cuckoo_filter.hpp"
+#include "any_adapters.hpp"
+
+namespace amq::detail {
+namespace {
+
+std::string hasher_text(uint32_t id) { return std::string(hasher_name(id)); }
+
+uint32_t uint_option(const BuildOptions& o, const std::string& name, uint32_t fallback, uint32_t lo, uint32_t hi) {
+  const auto it = o.extra.find(name);
+  if (it == o.extra.end()) return fallback;
+  const std::string& v = it->second;
+  size_t used = 0;
+  unsigned long x = 0;
+  try {
+    x = std::stoul(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty() || x < lo || x > hi)
+    throw Error(Errc::invalid_argument, "--" + name + " must be an integer in " + std::to_string(lo) + ".." +
+                                            std::to_string(hi) + ", got '" + v + "'");
+  return static_cast<uint32_t>(x);
+}
+
+uint32_t bucket_option(const BuildOptions& o, uint32_t fallback) {
+  const uint32_t b = uint_option(o, "bucket-size", fallback, 2, 8);
+  if (b != 2 && b != 4 && b != 8) throw Error(Errc::invalid_argument, "--bucket-size must be 2, 4 or 8");
+  return b;
+}
+
+std::string full_message(uint64_t items, uint64_t slots) {
+  return "the cuckoo filter is full (" + std::to_string(items) + " fingerprints in " + std::to_string(slots) +
+         " slots): rebuild it with a larger --capacity, or as a scalable-cuckoo";
+}
+
+class AnyCuckoo final : public AnySet {
+ public:
+  explicit AnyCuckoo(CuckooFilter f) : f_(std::move(f)) {}
+  Kind kind() const noexcept override { return Kind::cuckoo; }
+  bool contains(Bytes key) const override { return f_.contains(key); }
+  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
+    return f_.contains_many(keys, out);
+  }
+  bool is_dynamic() const noexcept override { return true; }
+  void insert(Bytes key) override {
+    if (f_.insert(key) == CuckooStatus::full) throw Error(Errc::full, full_message(f_.size(), f_.slots()));
+  }
+  bool supports_erase() const noexcept override { return true; }
+  bool erase(Bytes key) override { return f_.erase(key); }
+  SetInfo info() const override {
+    SetInfo i = make_info(Kind::cuckoo, f_.size(), serialize().size(), f_.expected_fpp(), true);
+    i.params = {{"fingerprint_bits", std::to_string(f_.fingerprint_bits())},
+                {"bucket_size", std::to_string(f_.bucket_size())},
+                {"buckets", std::to_string(f_.num_buckets())},
+                {"slots", std::to_string(f_.slots())},
+                {"load", fmt_double(f_.load_factor())},
+                {"fpp_bound", fmt_double(f_.fpp_bound())},
+                {"hasher", hasher_text(Xxh3Hasher::id)},
+                {"seed", std::to_string(f_.hasher().seed)}};
+    return i;
+  }
+  std::vector<std::byte> serialize() const override { return f_.serialize(); }
+
+ private:
+  CuckooFilter f_;
+};
+
+class AnyScalableCuckoo final : public AnySet {
+ public:
+  explicit AnyScalableCuckoo(ScalableCuckooFilter f) : f_(std::move(f)) {}
+  Kind kind() const noexcept override { return Kind::scalable_cuckoo; }
+  bool contains(Bytes key) const override { return f_.contains(key); }
+  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
+    return f_.contains_many(keys, out);
+  }
+  bool is_dynamic() const noexcept override { return true; }
+  void insert(Bytes key) override {
+    if (f_.insert(key) == CuckooStatus::full)
+      throw Error(Errc::full, "the scalable cuckoo filter cannot take this key (" +
+                                  std::to_string(f_.num_levels()) + " of at most " +
+                                  std::to_string(f_.max_levels()) +
+                                  " levels; the level that matches the key is full, or no further level fits the "
+                                  "false-positive budget)");
+  }
+  bool supports_erase() const noexcept override { return true; }
+  bool erase(Bytes key) override { return f_.erase(key); }
+  SetInfo info() const override {
+    SetInfo i = make_info(Kind::scalable_cuckoo, f_.size(), serialize().size(), f_.expected_fpp(), true);
+    const auto& p = f_.params();
+    std::string bits;
+    for (size_t l = 0; l < f_.num_levels(); ++l) {
+      if (l) bits += ',';
+      bits += std::to_string(f_.level(l).fingerprint_bits());
+    }
+    i.params = {{"levels", std::to_string(f_.num_levels())},
+                {"max_levels", std::to_string(f_.max_levels())},
+                {"fingerprint_bits", bits},
+                {"bucket_size", std::to_string(p.bucket_size)},
+                {"initial_capacity", std::to_string(p.initial_capacity)},
+                {"growth", std::to_string(p.growth)},
+                {"fpp", fmt_double(p.fpp)},
+                {"fpp_bound", fmt_double(f_.fpp_bound())},
+                {"slots", std::to_string(f_.slots())},
+                {"load", fmt_double(f_.load_factor())},
+                {"hasher", hasher_text(Xxh3Hasher::id)},
+                {"seed", std::to_string(f_.hasher().seed)}};
+    return i;
+  }
+  std::vector<std::byte> serialize() const override { return f_.serialize(); }
+
+ private:
+  ScalableCuckooFilter f_;
+};
+
+}  // namespace
+
+std::unique_ptr<AnySet> build_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
+  require_format(o, {"amq"}, Kind::cuckoo);
+  const uint64_t capacity = o.capacity.value_or(keys.size());
+  const Xxh3Hasher hasher{.seed = o.seed};
+  const bool has_f = o.extra.count("fingerprint-bits") != 0, has_b = o.extra.count("bucket-size") != 0;
+  auto f = [&] {
+    if (!has_f && !has_b) return CuckooFilter::create(capacity, o.fpp, hasher);
+    const uint32_t b = bucket_option(o, 4);
+    uint32_t fallback_f = 0;
+    if (!has_f) {
+      if (!(o.fpp > 0 && o.fpp < 1)) throw Error(Errc::invalid_argument, "false-positive probability must be in (0, 1)");
+      fallback_f = static_cast<uint32_t>(std::clamp(std::ceil(std::log2(2.0 * b / o.fpp)), 4.0, 32.0));
+    }
+    const uint32_t bits = uint_option(o, "fingerprint-bits", fallback_f, 4, 32);
+    return CuckooFilter(capacity, bits, b, hasher);
+  }();
+  uint64_t done = 0;
+  for (Bytes k : keys) {
+    if (f.insert(k) == CuckooStatus::full)
+      throw Error(Errc::full, "cuckoo filter full after " + std::to_string(done) + " of " +
+                                  std::to_string(keys.size()) + " keys (" + std::to_string(f.slots()) +
+                                  " slots): give a larger --capacity, or build a scalable-cuckoo");
+    ++done;
+  }
+  return std::make_unique<AnyCuckoo>(std::move(f));
+}
+
+std::unique_ptr<AnySet> load_cuckoo(std::span<const std::byte> file) {
+  return std::make_unique<AnyCuckoo>(CuckooFilter::load(file));
+}
+
+std::unique_ptr<AnySet> build_scalable_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
+  require_format(o, {"amq"}, Kind::scalable_cuckoo);
+  ScalableCuckooParams p;
+  p.initial_capacity = o.capacity.value_or(std::max<uint64_t>(keys.size(), 1000));
+  p.fpp = o.fpp;
+  p.bucket_size = bucket_option(o, 4);
+  p.fingerprint_bits = uint_option(o, "fingerprint-bits", 0, 4, 32);
+  if (const auto it = o.extra.find("growth"); it != o.extra.end()) {
+    double g = 0;
+    try {
+      size_t used = 0;
+      g = std::stod(it->second, &used);
+      if (used != it->second.size()) g = 0;
+    } catch (const std::exception&) {
+      g = 0;
+    }
+    if (!(g >= 1 && g <= 16 && g == std::floor(g)))
+      throw Error(Errc::invalid_argument,
+                  "--growth for a scalable-cuckoo must be an integer in 1..16, got '" + it->second + "'");
+    p.growth = static_cast<uint32_t>(g);
+  }
+  ScalableCuckooFilter f(p, Xxh3Hasher{.seed = o.seed});
+  uint64_t done = 0;
+  for (Bytes k : keys) {
+    if (f.insert(k) == CuckooStatus::full)
+      throw Error(Errc::full, "scalable cuckoo filter cannot take key " + std::to_string(done + 1) + " of " +
+                                  std::to_string(keys.size()) + " (" + std::to_string(f.num_levels()) +
+                                  " levels opened, at most " + std::to_string(f.max_levels()) + ")");
+    ++done;
+  }
+  return std::make_unique<AnyScalableCuckoo>(std::move(f));
+}
+
+std::unique_ptr<AnySet> load_scalable_cuckoo(std::span<const std::byte> file) {
+  return std::make_unique<AnyScalableCuckoo>(ScalableCuckooFilter::load(file));
+}
+
+}  // namespace amq::detail
