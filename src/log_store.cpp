@@ -251,7 +251,9 @@ struct LogStore::Impl {
   uint64_t live_bytes = 0;
   uint64_t truncated = 0, skipped = 0;
   bool from_snapshot = false;
+  bool changed = false;    // anything written, cut or compacted since open
   bool closed = false;
+  std::atomic<bool> unsynced{false};  // appended since the last fdatasync of the active segment
   std::atomic<int> failed{0};  // errno of a failed fdatasync: the store refuses writes
   mutable std::atomic<uint64_t> gets{0}, reads{0};
   std::vector<std::byte> wbuf;
@@ -260,7 +262,6 @@ struct LogStore::Impl {
   std::mutex fl_mu;
   std::condition_variable fl_cv;
   bool fl_stop = false;
-  std::atomic<bool> dirty{false};
 
   ~Impl() {
     stop_flusher();
@@ -344,8 +345,9 @@ struct LogStore::Impl {
     const uint64_t loc = make_loc(a.h.slot, a.length);
     a.length += size;
     ++a.records;
+    changed = true;
     if (opt.durability == Durability::every_write) datasync(a);
-    else if (opt.durability == Durability::group_commit) dirty.store(true, std::memory_order_relaxed);
+    else unsynced.store(true, std::memory_order_relaxed);
     return loc;
   }
 
@@ -512,8 +514,11 @@ struct LogStore::Impl {
         const std::string where = s.path + ": damaged record at offset " + std::to_string(pos);
         if (tail && (i + 1 == segs.size() || opt.skip_corrupt)) {
           // A torn write at the end (or, skipping, damage at the end of a sealed segment).
-          if (::ftruncate(s.fd, static_cast<off_t>(pos)) != 0 || ::fdatasync(s.fd) != 0)
-            sys_fail(s.path, "cannot truncate torn tail", errno);
+          // (Made durable by the next fdatasync of this segment, which also covers what
+          // is appended in its place; until then a machine crash can only bring back
+          // the same torn bytes.)
+          if (::ftruncate(s.fd, static_cast<off_t>(pos)) != 0) sys_fail(s.path, "cannot truncate torn tail", errno);
+          changed = true;
           (i + 1 == segs.size() ? truncated : skipped) += size - pos;
           size = pos;
           break;
@@ -623,7 +628,7 @@ struct LogStore::Impl {
       for (;;) {
         fl_cv.wait_for(fl, std::chrono::milliseconds(opt.group_commit_ms), [&] { return fl_stop; });
         if (fl_stop) return;
-        if (!dirty.exchange(false)) continue;
+        if (!unsynced.exchange(false)) continue;
         SegPtr a;
         {
           std::shared_lock lk(mu);
@@ -838,6 +843,7 @@ void LogStore::sync() {
     impl_->check_writable();
     a = impl_->segs.back();
   }
+  impl_->unsynced.store(false);
   impl_->datasync(*a);
 }
 
@@ -888,8 +894,9 @@ void LogStore::close() {
     }
   } release{s};
   if (s.failed.load()) throw Error(Errc::io, s.dir + ": closed after a failed fdatasync; writes may be lost");
-  s.datasync(*s.segs.back());
-  if (s.opt.use_snapshot) s.write_snapshot();
+  if (s.unsynced.load()) s.datasync(*s.segs.back());
+  // A snapshot the store was opened from stays valid while nothing changed.
+  if (s.opt.use_snapshot && (s.changed || !s.from_snapshot)) s.write_snapshot();
 }
 
 void LogStore::compact() {
@@ -913,6 +920,7 @@ void LogStore::Impl::compact() {
     next_gen += max_parts;
     // New writes go to a fresh active segment; every older one is compacted.
     roll();
+    changed = true;
     inputs.assign(segs.begin(), segs.end() - 1);
   }
   struct Move {
