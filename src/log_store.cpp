@@ -327,7 +327,14 @@ struct LogStore::Impl {
     return s;
   }
 
-  void roll() {
+  // Seals the active segment and starts a new one. Writers leave two slots free, so
+  // that compaction (a new active segment and an output) can always start.
+  void roll(bool for_compaction = false) {
+    if (!for_compaction) {
+      int free = 0;
+      for (const auto& s : slots) free += s ? 0 : 1;
+      if (free < 3) throw Error(Errc::full, dir + ": 62 segments in use; run compact()");
+    }
     datasync(*segs.back());
     segs.push_back(create_segment(next_gen++, false));
   }
@@ -919,7 +926,7 @@ void LogStore::Impl::compact() {
     first_gen = next_gen;
     next_gen += max_parts;
     // New writes go to a fresh active segment; every older one is compacted.
-    roll();
+    roll(true);
     changed = true;
     inputs.assign(segs.begin(), segs.end() - 1);
   }
@@ -967,6 +974,8 @@ void LogStore::Impl::compact() {
           if (outputs.empty() || outputs.back()->length + c.size > opt.segment_bytes) {
             if (!outputs.empty()) flush();
             if (outputs.size() == max_parts) throw Error(Errc::corrupt, dir + ": compaction output larger than its input");
+            // (free_slot() throws Errc::full when the live data needs more segments than
+            // are free; the compaction is then abandoned and nothing is lost.)
             std::unique_lock lk(mu);
             outputs.push_back(create_segment(first_gen + outputs.size(), true));
             out_flushed = kSegHeader;

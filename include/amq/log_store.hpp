@@ -112,12 +112,16 @@ class LogStore {
   bool erase(KeyView key);
   // Number of live keys.
   size_t size() const;
-  // Calls f(key, value) for every live pair, in log order. Writers wait meanwhile.
+  // Calls f(key, value) for every live pair, in log order. Writers wait meanwhile, so
+  // f must not write to the store (it would deadlock); reading is fine.
   void for_each(const std::function<void(Bytes key, Bytes value)>& f) const;
 
   // Makes every write so far durable (fdatasync).
   void sync();
-  // Rewrites the live records, dropping dead ones and tombstones (see above).
+  // Rewrites the live records, dropping dead ones and tombstones (see above). Needs
+  // free segment slots: there are 64, and writes stop (Errc::full) at 62 in use so
+  // that a compaction can always start; one whose live data needs more segments than
+  // remain free throws Errc::full and changes nothing.
   void compact();
   LogStoreStats stats() const;
   const std::string& dir() const;
