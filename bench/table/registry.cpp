@@ -9,6 +9,7 @@ void run_all(const Options& options, const Sink& sink) {
       {"bloom", bench_bloom},
       {"bloom-family", bench_bloom_family},
       {"cuckoo", bench_cuckoo},
+      {"store", bench_store},
   };
   for (const auto& [name, fn] : benches) {
     if (!options.only.empty() && std::string(name).find(options.only) == std::string::npos) continue;

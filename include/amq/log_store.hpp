@@ -1,0 +1,150 @@
+// amq/log_store.hpp — a persistent key-value store: an append-only log on disk found
+// through an in-memory cuckoo index.
+//
+// LogStore keeps every put and erase as a checksummed record appended to a log file
+// (a "segment") in one directory, and an in-memory index of about 8 bytes per key
+// (detail/log_index.hpp: 4-way cuckoo buckets of a 28-bit fingerprint and a 36-bit
+// log location) that finds a key's newest record in about one read. Choose it over a
+// filter when you need the values back and they must survive a crash; choose an LSM
+// store (LevelDB) when you need ordered scans or data much larger than RAM / 8 bytes.
+//
+// Guarantees
+//  * Keys are byte strings of 0..kMaxKeySize bytes; values 0..kMaxValueSize bytes.
+//    Larger ones throw Errc::too_large. Every record carries a CRC-32C; get() checks it
+//    and throws Errc::checksum_mismatch if the bytes on disk changed.
+//  * Durability (LogStoreOptions::durability). Every put/erase is written to the file
+//    (pwrite) before it returns, so a crash of the process (kill -9) never loses an
+//    acknowledged write, whatever the policy. The policies differ for a crash of the
+//    machine (power loss, kernel panic):
+//      none          nothing is flushed until sync() or close(); a machine crash may
+//                    lose writes made since the last sync()/close().
+//      every_write   fdatasync before put/erase return: nothing acknowledged is lost.
+//      group_commit  a background thread fdatasyncs every group_commit_ms ms when
+//                    there are new writes: a machine crash loses at most the writes of
+//                    the last group_commit_ms ms (plus the fdatasync in progress).
+//    In every case what survives is a prefix of the writes: the log is append-only and
+//    recovery keeps every intact record up to the first torn one.
+//  * Recovery (open): the segments are scanned (or the index snapshot is loaded when it
+//    matches the segment files exactly), the index is rebuilt, a torn record at the end
+//    of the newest segment is cut off. A damaged record followed by intact ones is
+//    corruption: open throws Errc::checksum_mismatch / Errc::corrupt, or, with
+//    skip_corrupt, skips the damaged bytes and counts them in stats().skipped_bytes.
+//  * compact() rewrites the live records of all sealed segments into new segments
+//    (fsync, atomic rename, directory fsync) and deletes the old ones; other threads
+//    keep reading and writing meanwhile (new writes go to a fresh active segment). A
+//    crash at any moment of a compaction loses nothing.
+//  * One writer per directory: open takes an exclusive flock on DIR/LOCK and throws
+//    Errc::locked while another LogStore (in any process) has the directory open.
+//  * Thread-safe: any method may be called from several threads; gets run in parallel,
+//    puts and erases are serialised.
+//
+//   auto db = amq::LogStore::open("/var/lib/app/db", {.durability = amq::Durability::group_commit});
+//   db.put("apple", "red");
+//   std::optional<std::string> v = db.get("apple");   // "red"
+//   db.erase("apple");
+//   db.compact();                                      // reclaim dead records' space
+//   db.close();                                        // syncs, writes the index snapshot
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "amq/hash.hpp"
+
+namespace amq {
+
+enum class Durability { none, every_write, group_commit };
+
+struct LogStoreOptions {
+  Durability durability = Durability::none;
+  uint32_t group_commit_ms = 10;       // group_commit: flush interval, 1..60000
+  bool create_if_missing = true;       // else open throws Errc::not_found for a missing dir
+  bool skip_corrupt = false;           // skip damaged records in the middle instead of failing
+  bool use_snapshot = true;            // load / write DIR/index.snap
+  uint64_t segment_bytes = 1ull << 30; // seal the active segment past this size (64 KiB..4 GiB)
+  uint64_t expected_keys = 0;          // presize the index (it grows anyway)
+};
+
+struct LogStoreStats {
+  uint64_t records = 0;          // records in the segment files (puts and tombstones, live or dead)
+  uint64_t live_keys = 0;
+  uint64_t log_bytes = 0;        // size of all segment files
+  uint64_t live_bytes = 0;       // bytes of the records that are the current value of a key
+  uint64_t segments = 0;
+  uint64_t index_bytes = 0;      // memory of the cuckoo table
+  double index_bytes_per_key = 0;
+  uint64_t index_buckets = 0;
+  uint64_t index_grows = 0;
+  uint64_t gets = 0;             // get/contains calls since open
+  uint64_t get_reads = 0;        // preads those calls made (confirming tags, reading values)
+  uint64_t truncated_bytes = 0;  // torn tail cut off at open
+  uint64_t skipped_bytes = 0;    // damaged bytes skipped at open (skip_corrupt)
+  bool from_snapshot = false;    // open used the index snapshot
+};
+
+class LogStore {
+ public:
+  static constexpr size_t kMaxKeySize = 65535;
+  static constexpr size_t kMaxValueSize = size_t{64} << 20;  // 64 MiB
+
+  // Opens (creating it if allowed) the store in directory `dir`. Throws Errc::locked,
+  // Errc::not_found, Errc::io, Errc::invalid_argument, or the recovery errors above.
+  static LogStore open(const std::string& dir, const LogStoreOptions& options = {});
+
+  LogStore(LogStore&&) noexcept;
+  LogStore& operator=(LogStore&&) noexcept;
+  ~LogStore();  // close(), ignoring errors
+
+  // Sets key to value (replacing any value).
+  void put(KeyView key, Bytes value);
+  void put(KeyView key, std::string_view value) { put(key, as_bytes(value)); }
+  // The key's value, or nullopt.
+  std::optional<std::string> get(KeyView key) const;
+  // Same, into `out` (reusing its memory); false if absent.
+  bool get(KeyView key, std::string& out) const;
+  bool contains(KeyView key) const;
+  // Removes the key (appends a tombstone); false if it was absent (nothing written).
+  bool erase(KeyView key);
+  // Number of live keys.
+  size_t size() const;
+  // Calls f(key, value) for every live pair, in log order. Writers wait meanwhile, so
+  // f must not write to the store (it would deadlock); reading is fine.
+  void for_each(const std::function<void(Bytes key, Bytes value)>& f) const;
+
+  // Makes every write so far durable (fdatasync).
+  void sync();
+  // Rewrites the live records, dropping dead ones and tombstones (see above). Needs
+  // free segment slots: there are 64, and writes stop (Errc::full) at 62 in use so
+  // that a compaction can always start; one whose live data needs more segments than
+  // remain free throws Errc::full and changes nothing.
+  void compact();
+  LogStoreStats stats() const;
+  const std::string& dir() const;
+  // Syncs, writes the index snapshot, releases the lock. Further calls throw.
+  void close();
+
+ private:
+  struct Impl;
+  explicit LogStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The chunked-file demo of seed 003 (amq store import/export): cuts `file` into chunks
+// of `chunk_bytes`, stores each under its 20-byte SHA-1 (identical chunks once), and
+// the list under the key kManifestKey. export writes the file back byte-identical,
+// atomically (temporary file, fsync, rename), checking every chunk's SHA-1.
+inline constexpr std::string_view kManifestKey = "amq:manifest";
+struct ImportResult {
+  uint64_t bytes = 0;
+  uint64_t chunks = 0;
+  uint64_t new_chunks = 0;  // chunks not already in the store
+};
+ImportResult store_import(LogStore& store, const std::string& file, size_t chunk_bytes = 64 * 1024);
+uint64_t store_export(const LogStore& store, const std::string& out);
+
+}  // namespace amq

@@ -1,0 +1,157 @@
+// store_import / store_export: a file as SHA-1-keyed chunks in a LogStore (seed 003's demo).
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "amq/detail/byte_io.hpp"
+#include "amq/error.hpp"
+#include "amq/log_store.hpp"
+
+namespace amq {
+namespace {
+
+constexpr char kManifestMagic[8] = {'A', 'M', 'Q', 'M', 'A', 'N', 'I', '1'};
+constexpr size_t kDigest = 20;
+
+[[noreturn]] void fail(const std::string& path, const char* what, int err) {
+  throw Error(err == ENOENT ? Errc::not_found : Errc::io, path + ": " + what + ": " + std::strerror(err));
+}
+
+std::array<std::byte, kDigest> sha1(const void* data, size_t n) {
+  std::array<std::byte, kDigest> md{};
+  unsigned int len = 0;
+  if (EVP_Digest(data, n, reinterpret_cast<unsigned char*>(md.data()), &len, EVP_sha1(), nullptr) != 1 ||
+      len != kDigest)
+    throw Error(Errc::io, "SHA-1 failed (OpenSSL)");
+  return md;
+}
+
+// Reads up to n bytes (fewer only at end of file).
+size_t read_some(int fd, std::byte* p, size_t n, const std::string& path) {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::read(fd, p + got, n - got);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      fail(path, "cannot read", errno);
+    }
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  return got;
+}
+
+}  // namespace
+
+ImportResult store_import(LogStore& store, const std::string& file, size_t chunk_bytes) {
+  if (chunk_bytes == 0 || chunk_bytes > LogStore::kMaxValueSize)
+    throw Error(Errc::invalid_argument, "chunk size must be 1 byte .. 64 MiB");
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(file, "cannot open", errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  ImportResult res;
+  std::vector<std::byte> chunk(chunk_bytes);
+  detail::ByteWriter hashes;
+  for (;;) {
+    const size_t n = read_some(fd, chunk.data(), chunk_bytes, file);
+    if (n == 0) break;
+    const auto md = sha1(chunk.data(), n);
+    const Bytes key(md.data(), md.size());
+    if (!store.contains(key)) {
+      store.put(key, Bytes(chunk.data(), n));
+      ++res.new_chunks;
+    }
+    hashes.bytes(key);
+    res.bytes += n;
+    ++res.chunks;
+    if (n < chunk_bytes) break;
+  }
+  detail::ByteWriter m;
+  m.bytes(std::string_view(kManifestMagic, 8));
+  m.u64(res.bytes);
+  m.u64(chunk_bytes);
+  m.u64(res.chunks);
+  if (hashes.size() + m.size() > LogStore::kMaxValueSize)
+    throw Error(Errc::too_large, file + ": too many chunks for one manifest; use a larger chunk size");
+  m.bytes(hashes.buffer());
+  store.put(kManifestKey, Bytes(m.buffer()));
+  store.sync();
+  return res;
+}
+
+uint64_t store_export(const LogStore& store, const std::string& out) {
+  std::string manifest;
+  if (!store.get(kManifestKey, manifest))
+    throw Error(Errc::not_found, store.dir() + ": no imported file (no manifest key)");
+  detail::ByteReader r(as_bytes(manifest), "manifest");
+  if (std::memcmp(r.bytes(8).data(), kManifestMagic, 8) != 0) throw Error(Errc::bad_magic, "manifest: bad magic");
+  const uint64_t total = r.u64(), chunk_bytes = r.u64(), count = r.u64();
+  if (count > r.remaining() / kDigest || count * kDigest != r.remaining())
+    throw Error(Errc::corrupt, "manifest: chunk list does not match its count");
+  if (chunk_bytes == 0 || chunk_bytes > LogStore::kMaxValueSize || count > total)
+    throw Error(Errc::corrupt, "manifest: bad chunk size");
+
+  std::string tmp = out + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) fail(out, "cannot create temporary file", errno);
+  ::fchmod(fd, 0644);
+  auto abandon = [&](Errc code, const std::string& msg) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw Error(code, msg);
+  };
+  uint64_t written = 0;
+  std::string chunk;
+  for (uint64_t i = 0; i < count; ++i) {
+    const Bytes key = r.bytes(kDigest);
+    if (!store.get(key, chunk)) abandon(Errc::not_found, "chunk " + std::to_string(i) + " is missing from the store");
+    const auto md = sha1(chunk.data(), chunk.size());
+    if (std::memcmp(md.data(), key.data(), kDigest) != 0)
+      abandon(Errc::checksum_mismatch, "chunk " + std::to_string(i) + " does not match its SHA-1");
+    if (chunk.size() > chunk_bytes || written + chunk.size() > total)
+      abandon(Errc::corrupt, "manifest: chunks larger than the file");
+    const char* p = chunk.data();
+    size_t left = chunk.size();
+    while (left > 0) {
+      const ssize_t w = ::write(fd, p, left);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        abandon(Errc::io, out + ": cannot write: " + std::strerror(errno));
+      }
+      p += w;
+      left -= static_cast<size_t>(w);
+    }
+    written += chunk.size();
+  }
+  if (written != total) abandon(Errc::corrupt, "manifest: chunks add up to less than the file size");
+  if (::fsync(fd) != 0) abandon(Errc::io, out + ": cannot fsync: " + std::strerror(errno));
+  if (::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    fail(out, "cannot close", errno);
+  }
+  if (::rename(tmp.c_str(), out.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    fail(out, "cannot rename into place", err);
+  }
+  const auto slash = out.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : out.substr(0, slash));
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return written;
+}
+
+}  // namespace amq
