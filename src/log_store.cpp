@@ -3,6 +3,7 @@
 #include "amq/log_store.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,7 +19,7 @@
 #include <map>
 #include <mutex>
 #include <random>
-#include <shared_mutex>
+#include <shared_mutex>  // std::shared_lock
 #include <thread>
 #include <vector>
 
@@ -219,6 +220,29 @@ void encode_record(std::vector<std::byte>& buf, uint8_t type, Bytes key, Bytes v
 
 bool same(Bytes a, Bytes b) { return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0); }
 
+// A reader-writer lock that prefers writers: glibc's default (and so std::shared_mutex)
+// lets a steady stream of gets starve puts. Not recursive: no path takes it twice.
+class RwLock {
+ public:
+  RwLock() {
+    pthread_rwlockattr_t a;
+    pthread_rwlockattr_init(&a);
+    pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&l_, &a);
+    pthread_rwlockattr_destroy(&a);
+  }
+  ~RwLock() { pthread_rwlock_destroy(&l_); }
+  RwLock(const RwLock&) = delete;
+  RwLock& operator=(const RwLock&) = delete;
+  void lock() { pthread_rwlock_wrlock(&l_); }
+  void unlock() { pthread_rwlock_unlock(&l_); }
+  void lock_shared() { pthread_rwlock_rdlock(&l_); }
+  void unlock_shared() { pthread_rwlock_unlock(&l_); }
+
+ private:
+  pthread_rwlock_t l_;
+};
+
 struct Segment {
   SegHeader h;
   int fd = -1;
@@ -242,7 +266,7 @@ struct LogStore::Impl {
   std::string dir;
   LogStoreOptions opt;
   int lock_fd = -1;
-  mutable std::shared_mutex mu;
+  mutable RwLock mu;
   std::vector<SegPtr> segs;  // by generation; back() is the active segment
   std::array<SegPtr, kSlotCount> slots{};
   LogIndex index{0};
@@ -808,23 +832,34 @@ size_t LogStore::size() const {
 void LogStore::for_each(const std::function<void(Bytes key, Bytes value)>& f) const {
   if (!impl_) throw Error(Errc::invalid_argument, "log store: moved-from object");
   const Impl& s = *impl_;
-  std::shared_lock lk(s.mu);
-  s.check_open();
+  // A consistent view: the live locations at this moment, and the segments holding
+  // them (kept open by their shared pointers even if a compaction deletes their files;
+  // records never change once written). f runs without the lock.
   std::vector<uint64_t> locs;
-  locs.reserve(s.index.size());
-  for (uint64_t e : s.index.raw())
-    if (e) locs.push_back(LogIndex::loc_of(e));
+  std::array<SegPtr, kSlotCount> seg_of;
+  std::array<uint64_t, kSlotCount> len_of{}, rank{};
+  {
+    std::shared_lock lk(s.mu);
+    s.check_open();
+    locs.reserve(s.index.size());
+    for (uint64_t e : s.index.raw())
+      if (e) locs.push_back(LogIndex::loc_of(e));
+    for (size_t i = 0; i < s.segs.size(); ++i) {
+      const uint32_t slot = s.segs[i]->h.slot;
+      seg_of[slot] = s.segs[i];
+      len_of[slot] = s.segs[i]->length;
+      rank[slot] = i;
+    }
+  }
   // Log order: by segment generation, then position.
-  std::array<uint64_t, kSlotCount> rank{};
-  for (size_t i = 0; i < s.segs.size(); ++i) rank[s.segs[i]->h.slot] = i;
   std::sort(locs.begin(), locs.end(), [&](uint64_t a, uint64_t b) {
     return std::pair(rank[loc_slot(a)], loc_pos(a)) < std::pair(rank[loc_slot(b)], loc_pos(b));
   });
   std::vector<std::byte> buf;
   for (uint64_t loc : locs) {
-    const Segment* seg = s.slots[loc_slot(loc)].get();
-    const uint64_t pos = loc_pos(loc);
-    if (!seg || pos + kRecHeader > seg->length) throw Error(Errc::corrupt, s.dir + ": index points outside the log");
+    const Segment* seg = seg_of[loc_slot(loc)].get();
+    const uint64_t pos = loc_pos(loc), length = len_of[loc_slot(loc)];
+    if (!seg || pos + kRecHeader > length) throw Error(Errc::corrupt, s.dir + ": index points outside the log");
     buf.resize(kRecHeader);
     pread_full(seg->fd, buf.data(), kRecHeader, pos, seg->path);
     RecView r;
@@ -833,7 +868,7 @@ void LogStore::for_each(const std::function<void(Bytes key, Bytes value)>& f) co
     std::memcpy(&klen, buf.data() + 6, 2);
     std::memcpy(&vlen, buf.data() + 8, 4);
     const uint64_t size = record_size(klen, vlen);
-    if (vlen > kMaxValueSize || pos + size > seg->length) throw Error(Errc::corrupt, seg->path + ": bad record");
+    if (vlen > kMaxValueSize || pos + size > length) throw Error(Errc::corrupt, seg->path + ": bad record");
     buf.resize(size);
     pread_full(seg->fd, buf.data() + kRecHeader, size - kRecHeader, pos + kRecHeader, seg->path);
     if (!parse_record(buf.data(), size, r))

@@ -406,6 +406,72 @@ TEST(LogStore, ReadsAndWritesDuringCompaction) {
   EXPECT_EQ(contents(again), ref);
 }
 
+TEST(LogStore, ForEachIsASnapshotAndMayWrite) {
+  TempDir t;
+  auto db = LogStore::open(t.path().string());
+  for (int i = 0; i < 500; ++i) db.put(kname(i), std::to_string(i));
+  size_t seen = 0;
+  db.for_each([&](Bytes k, Bytes v) {
+    const std::string key(as_chars(k));
+    ASSERT_EQ(key[0], 'k');  // never one of the keys written below
+    ASSERT_EQ(db.get(key), std::string(as_chars(v)));
+    db.erase(key);
+    db.put("new" + key, v);
+    if (++seen == 250) db.compact();  // files deleted under the iteration
+  });
+  EXPECT_EQ(seen, 500u);
+  EXPECT_EQ(db.size(), 500u);
+  for (int i = 0; i < 500; ++i) ASSERT_EQ(db.get("new" + kname(i)), std::to_string(i));
+}
+
+TEST(LogStore, ConcurrentReadersWriterFlusherCompactor) {
+  TempDir t;
+  auto db = LogStore::open(t.path().string(), {.durability = Durability::group_commit, .group_commit_ms = 1,
+                                               .segment_bytes = 128 << 10});
+  const int n = 2000;
+  // Every value starts with its key: a reader can tell a torn or misdirected read.
+  auto value_of = [](const std::string& k, uint64_t version) { return k + "=" + std::to_string(version); };
+  for (int i = 0; i < n; ++i) db.put(kname(i), value_of(kname(i), 0));
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> bad{0}, reads{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 3; ++r)
+    readers.emplace_back([&, r] {
+      std::mt19937_64 rng(r);
+      std::string v;
+      while (!stop) {
+        const std::string k = kname(rng() % n);
+        if (db.get(k, v) && v.rfind(k + "=", 0) != 0) ++bad;
+        ++reads;
+      }
+    });
+  std::thread compactor([&] {
+    for (int i = 0; i < 3 && !stop; ++i) db.compact();
+  });
+  std::map<std::string, std::string> ref;
+  for (int i = 0; i < n; ++i) ref[kname(i)] = value_of(kname(i), 0);
+  std::mt19937_64 rng(42);
+  for (uint64_t op = 1; op <= 30000; ++op) {
+    const std::string k = kname(rng() % n);
+    if (rng() % 8 == 0) {
+      db.erase(k);
+      ref.erase(k);
+    } else {
+      db.put(k, value_of(k, op));
+      ref[k] = value_of(k, op);
+    }
+  }
+  compactor.join();
+  stop = true;
+  for (auto& th : readers) th.join();
+  EXPECT_EQ(bad.load(), 0u);
+  EXPECT_GT(reads.load(), 0u);
+  EXPECT_EQ(contents(db), ref);
+  db.close();
+  auto again = LogStore::open(t.path().string(), {.use_snapshot = false});
+  EXPECT_EQ(contents(again), ref);
+}
+
 // The files of a compaction interrupted after its outputs were renamed (inputs still
 // there), or before all of them were: both open to the same contents.
 TEST(LogStore, InterruptedCompactionRecovers) {

@@ -36,7 +36,7 @@
 //  * One writer per directory: open takes an exclusive flock on DIR/LOCK and throws
 //    Errc::locked while another LogStore (in any process) has the directory open.
 //  * Thread-safe: any method may be called from several threads; gets run in parallel,
-//    puts and erases are serialised.
+//    puts and erases are serialised (and not starved by a stream of gets).
 //
 //   auto db = amq::LogStore::open("/var/lib/app/db", {.durability = amq::Durability::group_commit});
 //   db.put("apple", "red");
@@ -112,8 +112,8 @@ class LogStore {
   bool erase(KeyView key);
   // Number of live keys.
   size_t size() const;
-  // Calls f(key, value) for every live pair, in log order. Writers wait meanwhile, so
-  // f must not write to the store (it would deadlock); reading is fine.
+  // Calls f(key, value) for every pair live when the call starts, in log order (a
+  // consistent snapshot: later writes are not seen). f may use the store, writes too.
   void for_each(const std::function<void(Bytes key, Bytes value)>& f) const;
 
   // Makes every write so far durable (fdatasync).
