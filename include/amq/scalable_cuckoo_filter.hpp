@@ -26,6 +26,8 @@
 //    nothing. A key whose 2b slots in the newest level all hold it is not given a new
 //    level either: full, as in CuckooFilter.
 //  * count(k) (summed over levels) >= the copies of k inserted and not erased.
+//  * New keys always go to the newest level: slots freed by erase in older levels are
+//    not reused (a filter that churns keeps growing; rebuild it to compact).
 //  * Hashes each key once. Not thread-safe: no concurrent calls while any call
 //    modifies the filter; concurrent const calls are safe.
 //
