@@ -15,5 +15,9 @@ std::string fmt_double(double v);
 
 std::unique_ptr<AnySet> build_bloom(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_bloom(std::span<const std::byte> file, bool guava);
+std::unique_ptr<AnySet> build_blocked_bloom(const BuildOptions&, std::span<const Bytes>);
+std::unique_ptr<AnySet> load_blocked_bloom(std::span<const std::byte> file);
+std::unique_ptr<AnySet> build_scalable_bloom(const BuildOptions&, std::span<const Bytes>);
+std::unique_ptr<AnySet> load_scalable_bloom(std::span<const std::byte> file);
 
 }  // namespace amq::detail

@@ -39,6 +39,8 @@ class AnyBloom final : public AnySet {
 
 std::unique_ptr<AnySet> build_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
   const bool guava = require_format(o, {"amq", "guava"}, Kind::bloom) == "guava";
+  if (o.seed != 0)
+    throw Error(Errc::invalid_argument, "a bloom filter takes no seed: it hashes as Guava does (murmur3, seed 0)");
   auto f = BloomFilter::create(o.capacity.value_or(keys.size()), o.fpp);
   for (Bytes k : keys) f.insert(k);
   return std::make_unique<AnyBloom>(std::move(f), guava);

@@ -62,6 +62,8 @@ std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::s
   }
   switch (kind) {
     case Kind::bloom: return detail::build_bloom(options, keys);
+    case Kind::blocked_bloom: return detail::build_blocked_bloom(options, keys);
+    case Kind::scalable_bloom: return detail::build_scalable_bloom(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -69,6 +71,8 @@ std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::s
 
 std::vector<std::string> extra_option_names(Kind kind) {
   switch (kind) {
+    case Kind::blocked_bloom: return {"parquet"};
+    case Kind::scalable_bloom: return {"growth", "tightening"};
     default: return {};
   }
 }
@@ -84,6 +88,8 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
   const Container c = parse_container(file);
   switch (c.kind) {
     case Kind::bloom: return detail::load_bloom(file, false);
+    case Kind::blocked_bloom: return detail::load_blocked_bloom(file);
+    case Kind::scalable_bloom: return detail::load_scalable_bloom(file);
     default: break;
   }
   throw Error(Errc::unsupported, "reading a " + std::string(kind_name(c.kind)) + " is not available in this build");

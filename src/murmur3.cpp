@@ -28,8 +28,11 @@ Hash128 murmur3_x64_128(Bytes data, uint32_t seed) noexcept {
   const std::byte* p = data.data();
   const size_t len = data.size();
   const size_t nblocks = len / 16;
-  uint64_t h1 = seed;
-  uint64_t h2 = seed;
+  // Guava keeps the seed as a Java int and widens it with its sign; the reference C
+  // code zero-extends. They differ only for seeds >= 2^31, where amq follows Guava.
+  const auto wide_seed = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(seed)));
+  uint64_t h1 = wide_seed;
+  uint64_t h2 = wide_seed;
 
   for (size_t i = 0; i < nblocks; ++i) {
     const uint64_t k1 = detail::load_le64(p + i * 16);

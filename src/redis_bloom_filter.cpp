@@ -12,6 +12,7 @@
 #include "amq/detail/redis_client.hpp"
 #include "amq/error.hpp"
 #include "amq/format.hpp"
+#include "amq/scalable_bloom_filter.hpp"
 
 namespace amq {
 
@@ -80,6 +81,7 @@ void check_name(std::string_view name) {
 }
 
 void check_params(const detail::ScalableParams& p) {
+  detail::check_scalable_params(p, Errc::invalid_argument);  // as ScalableBloomFilter
   if (!detail::valid_params(p))
     throw Error(Errc::invalid_argument,
                 "scalable Bloom filter parameters out of range: initial capacity " + std::to_string(p.initial_capacity) +
@@ -305,27 +307,32 @@ size_t RedisBloomFilter::insert_bytes(std::span<const Bytes> keys) {
     }
     size_t done = 0;
     int stalls = 0;
-    while (done < n) {
-      const uint32_t upto = std::min<uint32_t>(detail::kMaxLayers, known_layers_ + 4);
+    int64_t status = 0;
+    const uint32_t limit = detail::scalable_layer_limit(params_);
+    const std::string limit_s = std::to_string(limit);
+    do {
+      const uint32_t upto = std::min<uint32_t>(limit, known_layers_ + 4);
       const auto geo = geometry_args(upto);
       const std::string G = std::to_string(upto);
-      std::vector<std::string_view> args{"add", p[0], p[1], p[2], p[3], p[4], G};
+      std::vector<std::string_view> args{"add", p[0], p[1], p[2], p[3], p[4], G, limit_s, status == 2 ? "1" : "0"};
       for (const auto& s : geo) args.push_back(s);
       args.push_back(std::string_view(packed).substr(done * 8));
       RedisReply r = run(*client_, name_, meta_, prefix_, args, known_layers_);
       if (r.type != RedisReply::Type::array || r.elements.size() != 4)
         throw Error(Errc::remote, throw_context() + ": unexpected reply to add");
-      const int64_t status = reply_int(r.elements[0], "add"), processed = reply_int(r.elements[1], "add");
+      status = reply_int(r.elements[0], "add");
+      const int64_t processed = reply_int(r.elements[1], "add");
       const int64_t new_items = reply_int(r.elements[2], "add"), layers = reply_int(r.elements[3], "add");
       if (processed < 0 || static_cast<uint64_t>(processed) > n - done || layers < 1 || layers > detail::kMaxLayers)
         throw Error(Errc::remote, throw_context() + ": inconsistent reply to add");
       done += static_cast<size_t>(processed);
       added += static_cast<size_t>(new_items);
-      if (status == 0 && done != n) throw Error(Errc::remote, throw_context() + ": add stopped early");
+      if ((status == 0 && done != n) || status < 0 || status > 2)
+        throw Error(Errc::remote, throw_context() + ": add stopped early");
       stalls = processed == 0 && static_cast<uint32_t>(layers) == known_layers_ ? stalls + 1 : 0;
       if (stalls > 2) throw Error(Errc::remote, throw_context() + ": add makes no progress");
       known_layers_ = static_cast<uint32_t>(layers);
-    }
+    } while (status != 0);
   }
   return added;
 }

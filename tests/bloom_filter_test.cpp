@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <unordered_set>
@@ -36,6 +37,64 @@ TEST(Murmur3, KnownValues) {
   EXPECT_EQ(murmur3_x64_128(as_bytes("hello"), 0), (Hash128{0xcbd8a7b341bd9b02ULL, 0x5b1e906a48ae1d19ULL}));
   EXPECT_EQ(murmur3_x64_128(as_bytes("The quick brown fox jumps over the lazy dog"), 0),
             (Hash128{0xe34bbc7bbc071b6cULL, 0x7a433ca9c49a9347ULL}));
+}
+
+// The bits a key sets, by Guava's formulas written out directly (one division per probe).
+std::vector<uint64_t> reference_bits(const BloomFilter& f, std::string_view key) {
+  const Hash128 h = murmur3_x64_128(as_bytes(key));
+  const uint64_t m = f.bit_size();
+  std::vector<uint64_t> bits;
+  if (f.strategy() == GuavaStrategy::murmur128_mitz_64) {
+    uint64_t combined = h.low;
+    for (int i = 0; i < f.num_hashes(); ++i) {
+      bits.push_back((combined & 0x7fffffffffffffffULL) % m);
+      combined += h.high;
+    }
+  } else {
+    const auto hash1 = static_cast<int32_t>(h.low), hash2 = static_cast<int32_t>(h.low >> 32);
+    for (int i = 1; i <= f.num_hashes(); ++i) {
+      int32_t c = static_cast<int32_t>(static_cast<uint32_t>(hash1) + static_cast<uint32_t>(i) * static_cast<uint32_t>(hash2));
+      if (c < 0) c = ~c;
+      bits.push_back(static_cast<uint64_t>(c) % m);
+    }
+  }
+  std::sort(bits.begin(), bits.end());
+  bits.erase(std::unique(bits.begin(), bits.end()), bits.end());
+  return bits;
+}
+
+TEST(BloomFilter, ProbesAreGuavasFormulas) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const uint64_t words = 1 + rng() % 5000;
+    const int k = 1 + static_cast<int>(rng() % (trial % 10 == 0 ? 255 : 30));
+    const auto strategy = trial % 3 ? GuavaStrategy::murmur128_mitz_64 : GuavaStrategy::murmur128_mitz_32;
+    BloomFilter f(words, k, strategy);
+    const std::string key = std::to_string(rng());
+    f.insert(key);
+    std::vector<uint64_t> set;
+    for (uint64_t w = 0; w < words; ++w)
+      for (int b = 0; b < 64; ++b)
+        if ((f.words()[w] >> b) & 1) set.push_back(w * 64 + static_cast<uint64_t>(b));
+    ASSERT_EQ(set, reference_bits(f, key)) << "words " << words << " k " << k;
+  }
+}
+
+TEST(BloomFilter, ProbesAreGuavasFormulasOnLargeFilters) {
+  // Larger, odd sizes: 2^63 mod m is non-zero and x wraps past 2^63 on about half the steps.
+  std::mt19937_64 rng(6);
+  for (uint64_t words : {(uint64_t{1} << 20) + 7, uint64_t{1} << 19, uint64_t{1234567}}) {
+    BloomFilter f(words, 40);
+    for (int t = 0; t < 50; ++t) {
+      const std::string key = "key" + std::to_string(rng());
+      for (uint64_t bit : reference_bits(f, key)) ASSERT_EQ(f.words()[bit / 64] >> (bit % 64) & 1, 0u);
+      f.insert(key);
+      for (uint64_t bit : reference_bits(f, key)) ASSERT_EQ(f.words()[bit / 64] >> (bit % 64) & 1, 1u);
+      ASSERT_TRUE(f.contains(key));
+      // clear the key's bits again so the next key's check starts from zeros
+      for (uint64_t bit : reference_bits(f, key)) f.mutable_words()[bit / 64] &= ~(uint64_t{1} << (bit % 64));
+    }
+  }
 }
 
 TEST(BloomFilter, GuavaSizing) {

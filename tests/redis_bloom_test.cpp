@@ -18,6 +18,7 @@
 #include "amq/detail/redis_client.hpp"
 #include "amq/error.hpp"
 #include "amq/redis_bloom_filter.hpp"
+#include "amq/scalable_bloom_filter.hpp"
 #include "redis_server.hpp"
 #include "test_util.hpp"
 
@@ -28,48 +29,6 @@ using amq::RedisBloomFilter;
 using amq::detail::RedisClient;
 using amq::detail::RedisUrl;
 using Params = amq::detail::ScalableParams;
-
-// The scalable Bloom filter of amq/detail/bloom_layers.hpp, inserted one key at a
-// time: the reference the Redis filter must equal bit for bit.
-struct Reference {
-  Params p;
-  uint64_t seed;
-  std::vector<std::vector<uint64_t>> words;
-  std::vector<uint64_t> items;
-  std::vector<amq::detail::LayerGeometry> geo;
-
-  Reference(Params params, uint64_t s) : p(params), seed(s) { open(); }
-  void open() {
-    geo.push_back(amq::detail::layer_geometry(p, static_cast<uint32_t>(geo.size())));
-    words.emplace_back(geo.back().bits / 64, 0);
-    items.push_back(0);
-  }
-  bool in_layer(size_t l, amq::detail::ProbePair pp) const {
-    for (uint32_t j = 0; j < geo[l].hashes; ++j) {
-      const uint64_t bit = amq::detail::probe_bit(pp, j, geo[l].bits);
-      if (!((words[l][bit / 64] >> (bit % 64)) & 1)) return false;
-    }
-    return true;
-  }
-  bool contains(amq::Bytes key) const {
-    const auto pp = amq::detail::probe_pair(amq::Xxh3Hasher{seed}(key));
-    for (size_t l = 0; l < geo.size(); ++l)
-      if (in_layer(l, pp)) return true;
-    return false;
-  }
-  bool insert(amq::Bytes key) {
-    if (contains(key)) return false;
-    if (items.back() >= geo.back().capacity) open();
-    const auto pp = amq::detail::probe_pair(amq::Xxh3Hasher{seed}(key));
-    const size_t l = geo.size() - 1;
-    for (uint32_t j = 0; j < geo[l].hashes; ++j) {
-      const uint64_t bit = amq::detail::probe_bit(pp, j, geo[l].bits);
-      words[l][bit / 64] |= uint64_t{1} << (bit % 64);
-    }
-    ++items.back();
-    return true;
-  }
-};
 
 std::vector<std::string> absent_keys(size_t n) {
   std::vector<std::string> out;
@@ -147,15 +106,16 @@ TEST(RedisBloom, RejectsBadNamesAndParams) {
   amq::test::RedisServer server;
   expect_error(Errc::invalid_argument, "hash tag", [&] { RedisBloomFilter::create(server.url(), "a{b}", {}); });
   expect_error(Errc::invalid_argument, "non-empty", [&] { RedisBloomFilter::create(server.url(), "", {}); });
-  expect_error(Errc::invalid_argument, "out of range",
+  expect_error(Errc::invalid_argument, "invalid parameters",
                [&] { RedisBloomFilter::create(server.url(), "x", {.initial_capacity = 10, .fpp = 1.5}); });
   expect_error(Errc::not_found, "no such filter", [&] { RedisBloomFilter::open(server.url(), "nope"); });
 }
 
 // Adds with duplicates, in batches of many sizes, through two clients whose layer
-// counts go stale, and with the geometry protocol (status 1) exercised: the Redis
-// filter must equal the one-key-at-a-time reference exactly (bits, items, answers).
-TEST(RedisBloom, EqualsReferenceBitForBit) {
+// counts go stale, and with the geometry protocol (status 1 and 2) exercised: the
+// Redis filter must equal the in-memory ScalableBloomFilter given the same keys one at
+// a time — pull() gives byte for byte its serialize(), and every answer agrees.
+TEST(RedisBloom, EqualsInMemoryScalableBloomFilter) {
   AMQ_REQUIRE_REDIS();
   amq::test::RedisServer server;
   for (const Params p : {Params{.initial_capacity = 300, .fpp = 0.01, .growth = 2, .tightening = 0.5},
@@ -168,7 +128,7 @@ TEST(RedisBloom, EqualsReferenceBitForBit) {
     small.batch = 333;
     auto a = RedisBloomFilter::create(server.url(), name, p, seed, small);
     auto b = RedisBloomFilter::create(server.url(), name, p, seed);  // big batches
-    Reference ref(p, seed);
+    amq::ScalableBloomFilter ref(p, seed);
     auto keys = amq::test::random_keys(3000, 7);
     std::mt19937_64 rng(1);
     for (size_t i = 0; i < 600; ++i) keys.push_back(keys[rng() % keys.size()]);  // duplicates
@@ -177,27 +137,29 @@ TEST(RedisBloom, EqualsReferenceBitForBit) {
     while (at < keys.size()) {
       const size_t n = std::min<size_t>(keys.size() - at, 1 + rng() % 1500);
       std::vector<std::string> batch(keys.begin() + static_cast<long>(at), keys.begin() + static_cast<long>(at + n));
-      for (const auto& k : batch) ref_added += ref.insert(amq::as_bytes(k));
+      for (const auto& k : batch) ref_added += ref.insert(k);
       added += ((at / 7) % 2 ? a : b).insert_many(batch);
       at += n;
     }
     EXPECT_EQ(added, ref_added);
+    EXPECT_GE(ref.layer_count(), p.initial_capacity > 1000 ? 1u : 3u);
+    EXPECT_TRUE(RedisBloomFilter::pull(server.url(), name) == ref.serialize()) << name;
     const auto layers = RedisBloomFilter::pull_layers(server.url(), name);
     EXPECT_EQ(layers.params, p);
     EXPECT_EQ(layers.seed, seed);
-    ASSERT_EQ(layers.words.size(), ref.words.size());
-    EXPECT_GE(layers.words.size(), p.initial_capacity > 1000 ? 1u : 3u);
-    for (size_t l = 0; l < ref.words.size(); ++l) {
-      EXPECT_EQ(layers.items[l], ref.items[l]) << "layer " << l;
-      EXPECT_TRUE(layers.words[l] == ref.words[l]) << "layer " << l;
+    ASSERT_EQ(layers.words.size(), ref.layer_count());
+    for (uint32_t l = 0; l < ref.layer_count(); ++l) {
+      EXPECT_EQ(layers.items[l], ref.layer_items(l)) << "layer " << l;
+      const auto w = ref.layer_words(l);
+      EXPECT_TRUE(std::equal(w.begin(), w.end(), layers.words[l].begin(), layers.words[l].end())) << "layer " << l;
     }
     const auto info = a.info();
-    EXPECT_EQ(info.items, ref_added);
-    EXPECT_EQ(info.layers.size(), ref.words.size());
+    EXPECT_EQ(info.items, ref.size());
+    EXPECT_EQ(info.layers.size(), ref.layer_count());
     std::vector<char> hit;
     const auto absent = absent_keys(4000);
     lookup(a, absent, hit);
-    for (size_t i = 0; i < absent.size(); ++i) ASSERT_EQ(hit[i] != 0, ref.contains(amq::as_bytes(absent[i]))) << i;
+    for (size_t i = 0; i < absent.size(); ++i) ASSERT_EQ(hit[i] != 0, ref.contains(absent[i])) << i;
     lookup(b, keys, hit);
     EXPECT_EQ(count_true(hit), keys.size());
   }
@@ -367,34 +329,37 @@ TEST(RedisBloom, PushPullBloomIsByteIdenticalAndQueryable) {
   expect_error(Errc::bad_magic, "", [&] { RedisBloomFilter::push(server.url(), "x", std::vector<std::byte>(64)); });
 }
 
-TEST(RedisBloom, PushPullLayersRoundTrip) {
+TEST(RedisBloom, PushPullScalableIsByteIdentical) {
   AMQ_REQUIRE_REDIS();
   amq::test::RedisServer server;
   const Params p{.initial_capacity = 500, .fpp = 0.001, .growth = 3, .tightening = 0.6};
-  Reference ref(p, 77);
+  amq::ScalableBloomFilter local(p, 77);
   const auto keys = amq::test::random_keys(4000, 21);
-  for (const auto& k : keys) ref.insert(amq::as_bytes(k));
-  RedisBloomFilter::Layers in{p, 77, ref.words, ref.items};
-  RedisBloomFilter::push_layers(server.url(), "layers", in);
+  for (const auto& k : keys) local.insert(k);
+  ASSERT_GE(local.layer_count(), 3u);
+  const auto file = local.serialize();
+  RedisBloomFilter::push(server.url(), "layers", file);
+  EXPECT_TRUE(RedisBloomFilter::pull(server.url(), "layers") == file);
   const auto out = RedisBloomFilter::pull_layers(server.url(), "layers");
   EXPECT_EQ(out.params, p);
   EXPECT_EQ(out.seed, 77u);
-  EXPECT_TRUE(out.words == in.words);
-  EXPECT_TRUE(out.items == in.items);
-  // The pushed filter answers like the local one and keeps growing from it.
+  // The pushed filter answers like the local one and keeps growing exactly as it does.
   auto f = RedisBloomFilter::open(server.url(), "layers");
   std::vector<char> hit;
   EXPECT_EQ(lookup(f, keys, hit), keys.size());
-  const auto more = absent_keys(3000);
+  const auto more = absent_keys(6000);
   size_t ref_added = 0;
-  for (const auto& k : more) ref_added += ref.insert(amq::as_bytes(k));
+  for (const auto& k : more) ref_added += local.insert(k);
   EXPECT_EQ(f.insert_many(more), ref_added);
-  const auto grown = RedisBloomFilter::pull_layers(server.url(), "layers");
-  EXPECT_TRUE(grown.words == ref.words);
-  EXPECT_TRUE(grown.items == ref.items);
+  EXPECT_TRUE(RedisBloomFilter::pull(server.url(), "layers") == local.serialize());
   // Wrong-sized layers are refused.
-  in.words[0].pop_back();
-  expect_error(Errc::invalid_argument, "geometry", [&] { RedisBloomFilter::push_layers(server.url(), "bad", in); });
+  auto bad = out;
+  bad.words[0].pop_back();
+  expect_error(Errc::invalid_argument, "geometry", [&] { RedisBloomFilter::push_layers(server.url(), "bad", bad); });
+  // So is a file of another kind.
+  expect_error(Errc::wrong_kind, "only bloom and scalable-bloom", [&] {
+    RedisBloomFilter::push(server.url(), "x", amq::write_container(amq::Kind::cuckoo, {}, {}));
+  });
 }
 
 TEST(RedisBloom, ExpiryCoversEveryKeyAndDeleteRemovesThem) {

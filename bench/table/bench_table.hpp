@@ -119,6 +119,7 @@ inline void finish_row(Row& row, const Dataset& d) {
 
 // One function per structure family; each appends its rows (and its peers' rows).
 void bench_bloom(const Options&, const Dataset&, const Sink&);
+void bench_bloom_family(const Options&, const Dataset&, const Sink&);
 void bench_redis(const Options&, const Dataset&, const Sink&);
 
 }  // namespace amq::bench

@@ -7,6 +7,7 @@ void run_all(const Options& options, const Sink& sink) {
   using Fn = void (*)(const Options&, const Dataset&, const Sink&);
   const std::pair<const char*, Fn> benches[] = {
       {"bloom", bench_bloom},
+      {"bloom-family", bench_bloom_family},
       {"redis", bench_redis},
   };
   for (const auto& [name, fn] : benches) {

@@ -129,12 +129,26 @@ class BloomFilter {
   template <class F>
   bool for_each_index(Hash128 h, F&& f) const noexcept {
     if (strategy_ == GuavaStrategy::murmur128_mitz_64) {
-      uint64_t combined = h.low;
-      for (int i = 0; i < num_hashes_; ++i) {
-        if (!f(mod_.mod(combined & 0x7fffffffffffffffULL))) return false;
-        combined += h.high;
+      // Guava's probe i is x_i mod m with x_i = (h1 + i * h2) mod 2^63. Rather than k
+      // divisions, track r_i = x_i mod m: each step adds d = h2 mod m, and when x
+      // wraps past 2^63 also subtracts w = 2^63 mod m. Exact, with two reductions.
+      constexpr uint64_t kMask = 0x7fffffffffffffffULL;
+      const uint64_t m = mod_.divisor();
+      const uint64_t step = h.high & kMask;
+      const uint64_t d = mod_.mod(step);
+      uint64_t x = h.low & kMask;
+      uint64_t r = mod_.mod(x);
+      for (int i = 0;;) {
+        if (!f(r)) return false;
+        if (++i == num_hashes_) return true;
+        // Branch-free: the wrap happens for about half the steps, at random.
+        x += step;
+        const uint64_t wrapped = x >> 63;
+        x &= kMask;
+        r += d + (wrap_step_ & (0 - wrapped));  // r + d - w, kept non-negative
+        r = r >= m ? r - m : r;
+        r = r >= m ? r - m : r;
       }
-      return true;
     }
     // MURMUR128_MITZ_32: 32-bit arithmetic on the low 64 bits of the hash.
     const uint32_t hash1 = static_cast<uint32_t>(h.low);
@@ -151,6 +165,7 @@ class BloomFilter {
   int num_hashes_;
   GuavaStrategy strategy_;
   detail::FastMod64 mod_;
+  uint64_t wrap_step_;  // bit_size() - (2^63 mod bit_size())
 };
 
 template <class Keys>

@@ -86,6 +86,8 @@ struct Xxh64Hasher {
 // MurmurHash3_x64_128 (Austin Appleby's public-domain algorithm), as Guava's
 // Hashing.murmur3_128(seed) computes it: `low` is the first 8 bytes of Guava's
 // HashCode.asBytes() read little-endian (HashCode.asLong()), `high` the next 8.
+// Seeds >= 2^31 are Guava's negative int seeds, sign-extended as Guava does (the
+// reference C code zero-extends them; for smaller seeds the two agree).
 Hash128 murmur3_x64_128(Bytes data, uint32_t seed = 0) noexcept;
 
 // "xxh3", "xxh64", "murmur3", or "custom".

@@ -1,0 +1,261 @@
+// amq/scalable_bloom_filter.hpp — a Bloom filter that grows without a capacity limit
+// and still keeps its false-positive promise: the scalable Bloom filter of Almeida,
+// Baquero, Preguiça and Hutchison (2007).
+//
+// The filter is a list of layers (plain Bloom filters). Keys go into the newest layer;
+// when it holds its capacity a new layer is opened, `growth` (s) times larger, with its
+// error tightened by `tightening` (r). Layer i has error p_i = P (1 - r) r^i, so the
+// compound false-positive rate 1 - prod(1 - p_i) < P at ANY fill — unlike a chain of
+// equal filters (seed 004's Redis version), whose rate rises with every bitmap.
+//
+// Guarantees
+//  * No false negatives: contains(k) is true for every k inserted.
+//  * False-positive rate below `fpp` however many keys are inserted (up to
+//    detail::kMaxLayers layers; past that insert() throws Errc::full).
+//  * Dynamic: insert() at any time. Not thread-safe for writers; concurrent const
+//    calls are safe.
+//  * Layer sizes and bit positions are exactly detail/bloom_layers.hpp's, shared with
+//    RedisBloomFilter: a key hashes once to h = Hasher(seed)(key bytes); probe j of
+//    layer i is bit (a + j b) mod m_i with a = h mod 2^32, b = (h >> 32) | 1; bit x of a
+//    layer is bit x % 64 (LSB first) of 64-bit word x / 64.
+//  * Defaults as RedisBloom's BF.RESERVE: growth s = 2, tightening r = 0.5.
+//
+// Choose it when the number of keys is unknown in advance. When it is known, a
+// BloomFilter (Guava-compatible) or BlockedBloomFilter (fastest) of that size is
+// smaller and faster: every lookup here tests each layer.
+//
+//   amq::ScalableBloomFilter f({.initial_capacity = 1000, .fpp = 0.01});
+//   for (auto& k : keys) f.insert(k);          // grows as needed
+//   bool maybe = f.contains("apple");
+//   auto bytes = f.serialize();                // amq container, Kind::scalable_bloom
+//   auto g = amq::ScalableBloomFilter::load(bytes);
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "amq/detail/bloom_layers.hpp"
+#include "amq/detail/fastmod.hpp"
+#include "amq/detail/prefetch.hpp"
+#include "amq/error.hpp"
+#include "amq/hash.hpp"
+
+namespace amq {
+namespace detail {
+
+// One layer in memory: its geometry, the words of its bits, the keys it holds.
+struct ScalableLayer {
+  LayerGeometry geo{};
+  FastMod64 mod{};
+  std::vector<uint64_t> words{};
+  uint64_t items = 0;
+};
+
+// Smallest per-layer error a layer may have (k <= 333 probes); layers beyond it, or
+// beyond kMaxLayers, are never opened.
+inline constexpr double kMinLayerFpp = 1e-100;
+
+// How many layers a filter with these (valid) parameters may open, 1..kMaxLayers.
+uint32_t scalable_layer_limit(const ScalableParams& p) noexcept;
+// Throws Error(code) unless valid_params(p) and layer 0 is usable.
+void check_scalable_params(const ScalableParams& p, Errc code);
+// A new empty layer i.
+ScalableLayer make_scalable_layer(const ScalableParams& p, uint32_t i);
+// Layers from their words and item counts, validated against layer_geometry
+// (throws Errc::corrupt, or `Errc::invalid_argument` for bad parameters).
+std::vector<ScalableLayer> scalable_layers_from(const ScalableParams& p, std::vector<std::vector<uint64_t>> words,
+                                                std::vector<uint64_t> items);
+
+std::vector<std::byte> serialize_scalable(uint32_t hasher_id, uint64_t seed, const ScalableParams& p,
+                                          std::span<const ScalableLayer> layers);
+struct LoadedScalable {
+  uint64_t seed;
+  ScalableParams params;
+  std::vector<ScalableLayer> layers;
+};
+// Parses and validates a Kind::scalable_bloom container made with hasher `hasher_id`.
+LoadedScalable load_scalable(std::span<const std::byte> file, uint32_t hasher_id);
+
+}  // namespace detail
+
+template <class Hasher = Xxh3Hasher>
+class BasicScalableBloomFilter {
+ public:
+  static constexpr double kDefaultGrowth = 2.0;      // s, as RedisBloom
+  static constexpr double kDefaultTightening = 0.5;  // r, as RedisBloom
+
+  // An empty filter with one layer. Throws Errc::invalid_argument unless
+  // 1 <= initial_capacity <= 2^40, 0 < fpp < 1, 1 <= growth <= 16, 0 < tightening < 1.
+  explicit BasicScalableBloomFilter(detail::ScalableParams params = {}, uint64_t seed = 0) : params_(params) {
+    detail::check_scalable_params(params_, Errc::invalid_argument);
+    hasher_.seed = seed;
+    limit_ = detail::scalable_layer_limit(params_);
+    layers_.push_back(detail::make_scalable_layer(params_, 0));
+  }
+
+  // Rebuilds a filter from its layers (e.g. as read from Redis). Every layer's word
+  // count must be layer_geometry(params, i).bits / 64 and its item count at most the
+  // layer's capacity; 1..kMaxLayers layers. Throws amq::Error otherwise.
+  static BasicScalableBloomFilter from_layers(detail::ScalableParams params, uint64_t seed,
+                                              std::vector<std::vector<uint64_t>> words,
+                                              std::vector<uint64_t> items) {
+    auto layers = detail::scalable_layers_from(params, std::move(words), std::move(items));
+    return BasicScalableBloomFilter(params, seed, std::move(layers));
+  }
+
+  // Adds the key. Returns false, changing nothing, if it may already be present (in
+  // any layer); else sets its bits in the newest layer and counts it, opening a new
+  // layer when that one reaches its capacity. Throws Errc::full (filter unchanged)
+  // when a new key needs a layer beyond the limit.
+  bool insert(KeyView key) { return insert_hash(hasher_(key.bytes())); }
+  bool insert_hash(uint64_t h) {
+    const detail::ProbePair pp = detail::probe_pair(h);
+    for (const auto& l : layers_)
+      if (layer_contains(l, pp)) return false;
+    if (layers_.back().items >= layers_.back().geo.capacity) open_layer();  // only after the limit or from_layers
+    detail::ScalableLayer& l = layers_.back();
+    for (uint32_t j = 0; j < l.geo.hashes; ++j) {
+      const uint64_t bit = l.mod.mod(pp.a + j * pp.b);
+      l.words[bit >> 6] |= uint64_t{1} << (bit & 63);
+    }
+    ++l.items;
+    ++count_;
+    if (l.items >= l.geo.capacity && layers_.size() < limit_) open_layer();
+    return true;
+  }
+
+  // True if the key may be in the set; false means surely absent.
+  bool contains(KeyView key) const noexcept { return contains_hash(hasher_(key.bytes())); }
+  bool contains_hash(uint64_t h) const noexcept {
+    const detail::ProbePair pp = detail::probe_pair(h);
+    // Newest first: it is the largest and holds about half of the keys.
+    for (size_t i = layers_.size(); i-- > 0;)
+      if (layer_contains(layers_[i], pp)) return true;
+    return false;
+  }
+
+  // Batched contains: out[i] = contains(keys[i]); returns how many are true. Hashes a
+  // batch, then per layer prefetches the words every still-undecided key will test.
+  template <class Keys>
+  size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept;
+
+  uint64_t size() const noexcept { return count_; }  // keys inserted (counted by insert)
+  bool empty() const noexcept { return count_ == 0; }
+  size_t layer_count() const noexcept { return layers_.size(); }
+  uint32_t max_layers() const noexcept { return limit_; }
+  const detail::ScalableParams& params() const noexcept { return params_; }
+  uint64_t seed() const noexcept { return hasher_.seed; }
+  const Hasher& hasher() const noexcept { return hasher_; }
+  std::span<const uint64_t> layer_words(size_t i) const noexcept { return layers_[i].words; }
+  uint64_t layer_items(size_t i) const noexcept { return layers_[i].items; }
+  const detail::LayerGeometry& layer_geometry(size_t i) const noexcept { return layers_[i].geo; }
+  uint64_t layer_bit_count(size_t i) const noexcept {
+    uint64_t c = 0;
+    for (uint64_t w : layers_[i].words) c += static_cast<uint64_t>(std::popcount(w));
+    return c;
+  }
+
+  // The current false-positive estimate: 1 - prod(1 - f_i^k_i), f_i the fraction of
+  // layer i's bits that are set.
+  double expected_fpp() const noexcept {
+    double pass = 1;
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      const double f = static_cast<double>(layer_bit_count(i)) / static_cast<double>(layers_[i].geo.bits);
+      pass *= 1 - std::pow(f, layers_[i].geo.hashes);
+    }
+    return 1 - pass;
+  }
+  size_t size_in_bytes() const noexcept {
+    size_t b = 0;
+    for (const auto& l : layers_) b += l.words.size() * 8;
+    return b;
+  }
+
+  bool operator==(const BasicScalableBloomFilter& o) const noexcept {
+    if (!(params_ == o.params_) || hasher_.seed != o.hasher_.seed || layers_.size() != o.layers_.size()) return false;
+    for (size_t i = 0; i < layers_.size(); ++i)
+      if (layers_[i].items != o.layers_[i].items || layers_[i].words != o.layers_[i].words) return false;
+    return true;
+  }
+
+  // The amq container (Kind::scalable_bloom); docs/format.md describes it.
+  std::vector<std::byte> serialize() const {
+    return detail::serialize_scalable(Hasher::id, hasher_.seed, params_, layers_);
+  }
+  // Throws amq::Error on malformed input, or Errc::unsupported for another hasher.
+  static BasicScalableBloomFilter load(std::span<const std::byte> file) {
+    detail::LoadedScalable l = detail::load_scalable(file, Hasher::id);
+    return BasicScalableBloomFilter(l.params, l.seed, std::move(l.layers));
+  }
+
+ private:
+  // From validated layers.
+  BasicScalableBloomFilter(const detail::ScalableParams& params, uint64_t seed, std::vector<detail::ScalableLayer> layers)
+      : params_(params), limit_(detail::scalable_layer_limit(params)), layers_(std::move(layers)) {
+    hasher_.seed = seed;
+    for (const auto& l : layers_) count_ += l.items;
+  }
+
+  static bool layer_contains(const detail::ScalableLayer& l, detail::ProbePair pp) noexcept {
+    for (uint32_t j = 0; j < l.geo.hashes; ++j) {
+      const uint64_t bit = l.mod.mod(pp.a + j * pp.b);
+      if (!((l.words[bit >> 6] >> (bit & 63)) & 1)) return false;
+    }
+    return true;
+  }
+
+  void open_layer() {
+    if (layers_.size() >= limit_)
+      throw Error(Errc::full, "scalable Bloom filter: all " + std::to_string(limit_) +
+                                  " layers are full (raise the initial capacity or the growth)");
+    layers_.push_back(detail::make_scalable_layer(params_, static_cast<uint32_t>(layers_.size())));
+  }
+
+  detail::ScalableParams params_;
+  Hasher hasher_{};
+  uint32_t limit_ = 1;
+  std::vector<detail::ScalableLayer> layers_;
+  uint64_t count_ = 0;
+};
+
+template <class Hasher>
+template <class Keys>
+size_t BasicScalableBloomFilter<Hasher>::contains_many(const Keys& keys, std::span<bool> out) const noexcept {
+  constexpr size_t kB = detail::kBatch;
+  constexpr size_t kPrefetchBytes = size_t{256} << 10;  // smaller layers stay in cache
+  detail::ProbePair pp[kB];
+  size_t found = 0;
+  const size_t n = std::size(keys);
+  auto it = std::begin(keys);
+  for (size_t i = 0; i < n; i += kB) {
+    const size_t m = std::min(kB, n - i);
+    for (size_t j = 0; j < m; ++j, ++it) {
+      pp[j] = detail::probe_pair(hasher_(KeyView(*it).bytes()));
+      out[i + j] = false;
+    }
+    for (size_t li = layers_.size(); li-- > 0;) {
+      const detail::ScalableLayer& l = layers_[li];
+      if (l.words.size() * 8 >= kPrefetchBytes) {
+        for (size_t j = 0; j < m; ++j) {
+          if (out[i + j]) continue;
+          for (uint32_t h = 0; h < l.geo.hashes; ++h) detail::prefetch(&l.words[l.mod.mod(pp[j].a + h * pp[j].b) >> 6]);
+        }
+      }
+      for (size_t j = 0; j < m; ++j)
+        if (!out[i + j] && layer_contains(l, pp[j])) out[i + j] = true;
+    }
+    for (size_t j = 0; j < m; ++j) found += out[i + j];
+  }
+  return found;
+}
+
+using ScalableBloomFilter = BasicScalableBloomFilter<>;
+
+}  // namespace amq

@@ -1,0 +1,82 @@
+// AnySet adapter for ScalableBloomFilter (Kind::scalable_bloom).
+#include <string>
+
+#include "amq/error.hpp"
+#include "amq/scalable_bloom_filter.hpp"
+#include "any_adapters.hpp"
+
+namespace amq::detail {
+namespace {
+
+class AnyScalableBloom final : public AnySet {
+ public:
+  explicit AnyScalableBloom(ScalableBloomFilter f) : f_(std::move(f)) {}
+  Kind kind() const noexcept override { return Kind::scalable_bloom; }
+  bool contains(Bytes key) const override { return f_.contains(key); }
+  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
+    return f_.contains_many(keys, out);
+  }
+  bool is_dynamic() const noexcept override { return true; }
+  void insert(Bytes key) override { f_.insert(key); }
+  SetInfo info() const override {
+    SetInfo i = make_info(Kind::scalable_bloom, f_.size(), serialize().size(), f_.expected_fpp());
+    std::string capacity, items, fill;
+    for (size_t l = 0; l < f_.layer_count(); ++l) {
+      if (l) {
+        capacity += ',';
+        items += ',';
+        fill += ',';
+      }
+      capacity += std::to_string(f_.layer_geometry(l).capacity);
+      items += std::to_string(f_.layer_items(l));
+      fill += fmt_double(static_cast<double>(f_.layer_bit_count(l)) / static_cast<double>(f_.layer_geometry(l).bits));
+    }
+    const auto& p = f_.params();
+    i.params = {{"initial_capacity", std::to_string(p.initial_capacity)},
+                {"fpp", fmt_double(p.fpp)},
+                {"growth", fmt_double(p.growth)},
+                {"tightening", fmt_double(p.tightening)},
+                {"hash", "xxh3 seed " + std::to_string(f_.seed())},
+                {"layers", std::to_string(f_.layer_count())},
+                {"layer_capacity", capacity},
+                {"layer_items", items},
+                {"layer_fill", fill}};
+    return i;
+  }
+  std::vector<std::byte> serialize() const override { return f_.serialize(); }
+
+ private:
+  ScalableBloomFilter f_;
+};
+
+double parse_option(const BuildOptions& o, const std::string& name, double fallback) {
+  const auto it = o.extra.find(name);
+  if (it == o.extra.end()) return fallback;
+  try {
+    size_t used = 0;
+    const double v = std::stod(it->second, &used);
+    if (used == it->second.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw Error(Errc::invalid_argument, "--" + name + ": not a number: '" + it->second + "'");
+}
+
+}  // namespace
+
+std::unique_ptr<AnySet> build_scalable_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
+  require_format(o, {"amq"}, Kind::scalable_bloom);
+  ScalableParams p;
+  p.initial_capacity = std::max<uint64_t>(1, o.capacity.value_or(keys.size()));
+  p.fpp = o.fpp;
+  p.growth = parse_option(o, "growth", ScalableBloomFilter::kDefaultGrowth);
+  p.tightening = parse_option(o, "tightening", ScalableBloomFilter::kDefaultTightening);
+  ScalableBloomFilter f(p, o.seed);
+  for (Bytes k : keys) f.insert(k);
+  return std::make_unique<AnyScalableBloom>(std::move(f));
+}
+
+std::unique_ptr<AnySet> load_scalable_bloom(std::span<const std::byte> file) {
+  return std::make_unique<AnyScalableBloom>(ScalableBloomFilter::load(file));
+}
+
+}  // namespace amq::detail

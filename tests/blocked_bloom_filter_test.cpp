@@ -1,0 +1,306 @@
+#include "amq/blocked_bloom_filter.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <unordered_set>
+
+#include "amq/any_set.hpp"
+#include "amq/detail/byte_io.hpp"
+#include "amq/error.hpp"
+#include "amq/format.hpp"
+#include "test_util.hpp"
+
+namespace amq {
+namespace {
+
+using detail::sbbf::Block;
+
+Errc code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  ADD_FAILURE() << "no amq::Error thrown";
+  return Errc::io;
+}
+
+// The Parquet spec's algorithm, written out here independently of the library:
+// block = ((h >> 32) * z) >> 32; in word i set bit (uint32(h) * salt_i) >> 27.
+constexpr uint32_t kSpecSalt[8] = {0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d,
+                                   0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31};
+void spec_insert(std::vector<uint32_t>& words, uint64_t h) {
+  const uint64_t z = words.size() / 8;
+  const uint64_t block = ((h >> 32) * z) >> 32;
+  const uint32_t x = static_cast<uint32_t>(h);
+  for (int i = 0; i < 8; ++i) words[block * 8 + i] |= uint32_t{1} << ((x * kSpecSalt[i]) >> 27);
+}
+std::vector<std::byte> le_bytes(const std::vector<uint32_t>& words) {
+  std::vector<std::byte> out;
+  for (uint32_t w : words)
+    for (int b = 0; b < 4; ++b) out.push_back(static_cast<std::byte>(w >> (8 * b)));
+  return out;
+}
+
+TEST(BlockedBloomFilter, HandComputedParquetBitPattern) {
+  // One block, h = 1: word i gets bit salt_i >> 27 (the top five bits of each salt):
+  // 0x47 >> 3 = 8, 0x44 >> 3 = 8, 0x88 >> 3 = 17, 0xa2 >> 3 = 20, 0x70 >> 3 = 14,
+  // 0x2d >> 3 = 5, 0x9e >> 3 = 19, 0x5c >> 3 = 11.
+  ParquetBloomFilter f(1);
+  EXPECT_TRUE(f.insert_hash(1));
+  const uint32_t expect[8] = {1u << 8, 1u << 8, 1u << 17, 1u << 20, 1u << 14, 1u << 5, 1u << 19, 1u << 11};
+  EXPECT_EQ(std::memcmp(f.blocks()[0].w, expect, 32), 0);
+  EXPECT_FALSE(f.insert_hash(1));
+  // Ten blocks: high half 2^31 picks block (2^31 * 10) >> 32 = 5; x = 3 sets bit
+  // (3 * salt_0 mod 2^32) >> 27 = 0xd7223a71 >> 27 = 26 in word 0.
+  ParquetBloomFilter g(10);
+  g.insert_hash((uint64_t{0x80000000} << 32) | 3);
+  for (uint64_t b = 0; b < 10; ++b) {
+    uint32_t any = 0;
+    for (uint32_t w : g.blocks()[b].w) any |= w;
+    EXPECT_EQ(any != 0, b == 5) << b;
+  }
+  EXPECT_EQ(g.blocks()[5].w[0], 1u << 26);
+  // XXH64 seed 0 (Parquet's hash) of the empty string.
+  EXPECT_EQ(ParquetBloomFilter(1).hasher()(Bytes{}), 0xef46db3751d8e999ULL);
+}
+
+TEST(BlockedBloomFilter, ParquetBitsetMatchesTheSpecComputedIndependently) {
+  for (uint64_t z : {uint64_t{1}, uint64_t{7}, uint64_t{64}, uint64_t{1000}}) {
+    auto f = ParquetBloomFilter(z);
+    std::vector<uint32_t> words(z * 8, 0);
+    const auto keys = test::random_keys(3000, z);
+    for (const auto& k : keys) {
+      f.insert(k);
+      spec_insert(words, XXH64(k.data(), k.size(), 0));
+    }
+    for (uint64_t v = 0; v < 2000; ++v) {  // INT64 values: 8 little-endian bytes
+      f.insert(v * 0x9e3779b97f4a7c15ULL);
+      const uint64_t le = v * 0x9e3779b97f4a7c15ULL;
+      spec_insert(words, XXH64(&le, 8, 0));
+    }
+    EXPECT_EQ(f.to_parquet_bitset(), le_bytes(words)) << z;
+    const auto back = ParquetBloomFilter::from_parquet_bitset(le_bytes(words));
+    EXPECT_TRUE(back == f);
+    for (const auto& k : keys) ASSERT_TRUE(back.contains(k));
+  }
+}
+
+TEST(BlockedBloomFilter, Avx2AndPortablePathsSetTheSameBits) {
+  if (!detail::sbbf::cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2";
+  std::mt19937_64 rng(5);
+  // The kernels, on random blocks and keys.
+  for (int i = 0; i < 100000; ++i) {
+    Block a{}, b{};
+    for (int w = 0; w < 8; ++w) a.w[w] = b.w[w] = static_cast<uint32_t>(rng() & rng());
+    const auto key = static_cast<uint32_t>(rng());
+    ASSERT_EQ(detail::sbbf::contains_avx2(a, key), detail::sbbf::contains_portable(a, key));
+    detail::sbbf::insert_avx2(a, key);
+    detail::sbbf::insert_portable(b, key);
+    ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0);
+    ASSERT_TRUE(detail::sbbf::contains_avx2(a, key));
+  }
+  // Whole filters built through each path.
+  auto fast = BlockedBloomFilter::create(50000, 0.01, 3), slow = BlockedBloomFilter::create(50000, 0.01, 3);
+  ASSERT_TRUE(fast.use_avx2(true));
+  ASSERT_FALSE(slow.use_avx2(false));
+  std::vector<uint64_t> keys(50000);
+  for (auto& k : keys) k = rng();
+  for (uint64_t k : keys) ASSERT_EQ(fast.insert(k), slow.insert(k));
+  EXPECT_TRUE(fast == slow);
+  std::vector<uint64_t> probe(100000);
+  for (auto& k : probe) k = rng();
+  probe.insert(probe.end(), keys.begin(), keys.end());
+  std::unique_ptr<bool[]> a(new bool[probe.size()]), b(new bool[probe.size()]);
+  EXPECT_EQ(fast.contains_many(probe, std::span<bool>(a.get(), probe.size())),
+            slow.contains_many(probe, std::span<bool>(b.get(), probe.size())));
+  for (size_t i = 0; i < probe.size(); ++i) {
+    ASSERT_EQ(a[i], b[i]) << i;
+    ASSERT_EQ(fast.contains(probe[i]), slow.contains(probe[i])) << i;
+    ASSERT_EQ(a[i], fast.contains(probe[i])) << i;
+  }
+}
+
+TEST(BlockedBloomFilter, SizingIsParquetsFormulaCorrected) {
+  for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{100}, uint64_t{12345}, uint64_t{1'000'000}}) {
+    for (double p : {0.1, 0.01, 0.001, 0.0001}) {
+      const uint64_t z = detail::sbbf::blocks_for(n, p);
+      const double nn = static_cast<double>(std::max<uint64_t>(n, 1));
+      const double parquet_bits = -8 * nn / std::log(1 - std::pow(p, 1.0 / 8));
+      EXPECT_GE(z, static_cast<uint64_t>(std::ceil(parquet_bits / 256))) << n << " " << p;
+      EXPECT_LE(detail::sbbf::model_fpp(nn, z), 0.97 * p) << n << " " << p;
+      if (z > static_cast<uint64_t>(std::ceil(parquet_bits / 256))) {
+        EXPECT_GT(detail::sbbf::model_fpp(nn, z - 1), 0.97 * p) << "not the least: " << n << " " << p;
+      }
+      EXPECT_EQ(BlockedBloomFilter::create(n, p).num_blocks(), z);
+    }
+  }
+  EXPECT_NE(detail::sbbf::blocks_for(1'000'000, 0.01) & (detail::sbbf::blocks_for(1'000'000, 0.01) - 1), 0u)
+      << "any block count, not only powers of two";
+  EXPECT_EQ(code_of([] { BlockedBloomFilter::create(10, 0); }), Errc::invalid_argument);
+  EXPECT_EQ(code_of([] { BlockedBloomFilter::create(10, 1); }), Errc::invalid_argument);
+  EXPECT_EQ(code_of([] { BlockedBloomFilter::create(10, std::nan("")); }), Errc::invalid_argument);
+  EXPECT_EQ(code_of([] { BlockedBloomFilter::create(uint64_t{1} << 41, 0.01); }), Errc::too_large);
+  EXPECT_EQ(code_of([] { BlockedBloomFilter::create(uint64_t{1} << 40, 1e-12); }), Errc::too_large);
+  EXPECT_EQ(code_of([] { BlockedBloomFilter(0); }), Errc::invalid_argument);
+}
+
+template <class Filter>
+void check_fpr(double p, uint64_t n, uint64_t seed) {
+  auto f = Filter::create(n, p, seed);
+  for (uint64_t i = 0; i < n; ++i) f.insert(i * 2654435761ULL);
+  for (uint64_t i = 0; i < n; ++i) ASSERT_TRUE(f.contains(i * 2654435761ULL)) << "false negative";
+  size_t fp = 0;
+  // 10^6 absent keys measure 1% to +-1% (1 sigma), within the sizing's 3% headroom;
+  // rarer rates need more keys for the same relative precision.
+  const uint64_t absent = p >= 0.01 ? 1'000'000 : 10'000'000;
+  for (uint64_t i = 0; i < absent; ++i) fp += f.contains((uint64_t{1} << 62) + i);
+  const double rate = static_cast<double>(fp) / static_cast<double>(absent);
+  EXPECT_LE(rate, p) << "n " << n << " target " << p << " measured " << rate;
+  EXPECT_GT(rate, p / 2) << "much better than asked: oversized";
+  const double tolerance = 0.05 * p + 4 * std::sqrt(p / absent);
+  EXPECT_NEAR(f.expected_fpp(), rate, tolerance);
+  EXPECT_NEAR(detail::sbbf::model_fpp(static_cast<double>(n), f.num_blocks()), rate, tolerance);
+  const double est = static_cast<double>(f.approximate_element_count());
+  EXPECT_NEAR(est, static_cast<double>(n), 0.03 * static_cast<double>(n));
+}
+
+TEST(BlockedBloomFilter, MeasuredFprAtCapacityIsWithinTarget) {
+  check_fpr<BlockedBloomFilter>(0.01, 1'000'000, 0);
+  check_fpr<BlockedBloomFilter>(0.05, 1'000'000, 9);
+  check_fpr<BlockedBloomFilter>(0.001, 1'000'000, 1);
+  check_fpr<ParquetBloomFilter>(0.01, 1'000'000, 0);
+  check_fpr<BlockedBloomFilter>(0.02, 3000, 4);
+}
+
+TEST(BlockedBloomFilter, AgreesWithUnorderedSet) {
+  auto f = BlockedBloomFilter::create(20000, 0.01, 77);
+  std::unordered_set<std::string> truth;
+  const auto keys = test::random_keys(40000, 3);
+  for (size_t i = 0; i < 20000; ++i) {
+    const bool was = f.contains(keys[i]);
+    EXPECT_EQ(f.insert(keys[i]), !was) << "insert reports whether bits changed";
+    truth.insert(keys[i]);
+  }
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::unique_ptr<bool[]> out(new bool[views.size()]);
+  const size_t found = f.contains_many(views, std::span<bool>(out.get(), views.size()));
+  size_t fp = 0, count = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(out[i], f.contains(keys[i]));
+    count += out[i];
+    if (truth.count(keys[i])) {
+      ASSERT_TRUE(out[i]) << "false negative";
+    } else {
+      fp += out[i];
+    }
+  }
+  EXPECT_EQ(found, count);
+  EXPECT_LE(fp, 20000 * 0.015);
+}
+
+TEST(BlockedBloomFilter, MergeIsUnion) {
+  auto a = BlockedBloomFilter::create(5000, 0.01, 1), b = BlockedBloomFilter::create(5000, 0.01, 1);
+  const auto keys = test::random_keys(6000, 4);
+  for (size_t i = 0; i < keys.size(); ++i) (i % 2 ? a : b).insert(keys[i]);
+  auto both = BlockedBloomFilter::create(5000, 0.01, 1);
+  for (const auto& k : keys) both.insert(k);
+  a.merge(b);
+  EXPECT_TRUE(a == both);
+  EXPECT_EQ(code_of([&] { a.merge(BlockedBloomFilter::create(50000, 0.01, 1)); }), Errc::incompatible);
+  EXPECT_EQ(code_of([&] { a.merge(BlockedBloomFilter::create(5000, 0.01, 2)); }), Errc::incompatible);
+}
+
+std::vector<std::byte> make_file(uint32_t id, uint32_t reserved, uint64_t seed, uint64_t blocks,
+                                 std::span<const std::byte> payload) {
+  detail::ByteWriter w;
+  w.u32(id);
+  w.u32(reserved);
+  w.u64(seed);
+  w.u64(blocks);
+  return write_container(Kind::blocked_bloom, w.buffer(), payload);
+}
+
+TEST(BlockedBloomFilter, RoundTripsAndRejectsBadFiles) {
+  auto f = BlockedBloomFilter::create(1000, 0.01, 99);
+  for (const auto& k : test::random_keys(1000, 6)) f.insert(k);
+  const auto file = f.serialize();
+  const auto g = BlockedBloomFilter::load(file);
+  EXPECT_TRUE(f == g);
+  EXPECT_EQ(g.seed(), 99u);
+  EXPECT_EQ(g.serialize(), file);
+  const auto bitset = f.to_parquet_bitset();
+  ASSERT_NO_THROW(BlockedBloomFilter::load(make_file(1, 0, 99, f.num_blocks(), bitset)));
+
+  EXPECT_EQ(code_of([&] { ParquetBloomFilter::load(file); }), Errc::unsupported);
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(1, 1, 99, f.num_blocks(), bitset)); }), Errc::corrupt);
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(1, 0, 99, 0, {})); }), Errc::corrupt);
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(1, 0, 99, (uint64_t{1} << 32) + 1, bitset)); }),
+            Errc::too_large);
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(1, 0, 99, ~uint64_t{0} / 32 + 1, bitset)); }),
+            Errc::too_large);
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(1, 0, 99, f.num_blocks() + 1, bitset)); }),
+            Errc::truncated);
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(1, 0, 99, f.num_blocks() - 1, bitset)); }),
+            Errc::corrupt);
+  EXPECT_EQ(code_of([&] {
+              BlockedBloomFilter::load(make_file(1, 0, 99, f.num_blocks(), std::span(bitset).first(bitset.size() - 4)));
+            }),
+            Errc::truncated);
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(std::span(file).first(file.size() - 8)); }), Errc::truncated);
+  auto flipped = file;
+  flipped[100] ^= std::byte{1};
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(flipped); }), Errc::checksum_mismatch);
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(write_container(Kind::scalable_bloom, {}, {})); }),
+            Errc::wrong_kind);
+  // Raw Parquet bitsets.
+  EXPECT_EQ(code_of([&] { ParquetBloomFilter::from_parquet_bitset({}); }), Errc::truncated);
+  EXPECT_EQ(code_of([&] { ParquetBloomFilter::from_parquet_bitset(std::span(bitset).first(33)); }), Errc::corrupt);
+  EXPECT_EQ(ParquetBloomFilter::from_parquet_bitset(std::span(bitset).first(64)).num_blocks(), 2u);
+}
+
+TEST(BlockedBloomFilter, AnySetBuildAddInfo) {
+  const auto keys = test::random_keys(5000, 12);
+  std::vector<Bytes> views;
+  for (const auto& k : keys) views.push_back(as_bytes(k));
+  for (bool parquet : {false, true}) {
+    BuildOptions o;
+    o.fpp = 0.01;
+    o.seed = parquet ? 0 : 8;
+    if (parquet) o.extra["parquet"] = "1";
+    auto set = build_set(Kind::blocked_bloom, o, views);
+    EXPECT_TRUE(set->is_dynamic());
+    set->insert(as_bytes("one more"));
+    auto again = load_set(set->serialize());
+    EXPECT_EQ(again->kind(), Kind::blocked_bloom);
+    for (Bytes k : views) ASSERT_TRUE(again->contains(k));
+    EXPECT_TRUE(again->contains(as_bytes("one more")));
+    const SetInfo i = again->info();
+    std::map<std::string, std::string> p(i.params.begin(), i.params.end());
+    EXPECT_EQ(p["hash"], parquet ? "xxh64 seed 0 (parquet)" : "xxh3 seed 8");
+    EXPECT_EQ(p["blocks"], std::to_string(detail::sbbf::blocks_for(5000, 0.01)));
+    EXPECT_EQ(p["bits"], std::to_string(detail::sbbf::blocks_for(5000, 0.01) * 256));
+    EXPECT_NEAR(static_cast<double>(i.items), 5001, 200);
+    EXPECT_LT(i.fpp_expected, 0.01);
+    if (parquet) {
+      // The same bits as a ParquetBloomFilter built directly.
+      auto f = ParquetBloomFilter::create(5000, 0.01);
+      for (const auto& k : keys) f.insert(k);
+      f.insert("one more");
+      EXPECT_EQ(again->serialize(), f.serialize());
+    }
+  }
+  BuildOptions bad;
+  bad.extra["parquet"] = "1";
+  bad.seed = 3;
+  EXPECT_EQ(code_of([&] { build_set(Kind::blocked_bloom, bad, views); }), Errc::invalid_argument);
+  bad = {};
+  bad.extra["growth"] = "2";
+  EXPECT_EQ(code_of([&] { build_set(Kind::blocked_bloom, bad, views); }), Errc::invalid_argument);
+}
+
+}  // namespace
+}  // namespace amq

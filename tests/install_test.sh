@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Installs the build into a scratch prefix and builds a project outside amq against it
+# (tests/consumer): once with CMake's find_package(amq) and amq::amq, once with plain
+# `c++ $(pkg-config --cflags --libs amq)`; both programs must run and pass. Under the
+# sanitizer build the library needs the sanitizer runtimes, so the consumer is
+# compiled and linked with -fsanitize=address,undefined too.
+set -euo pipefail
+: "${AMQ_SOURCE_DIR:?}" "${AMQ_BINARY_DIR:?}"
+fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix="$tmp/prefix"
+
+cmake --install "$AMQ_BINARY_DIR" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
+  { cat "$tmp/install.log" >&2; fail "cmake --install"; }
+
+# What a user finds in the prefix.
+for f in include/amq/bloom_filter.hpp include/amq/any_set.hpp include/amq/detail/byte_io.hpp; do
+  [ -f "$prefix/$f" ] || fail "$f not installed"
+done
+config=$(find "$prefix" -name amqConfig.cmake -print -quit)
+pc=$(find "$prefix" -name amq.pc -print -quit)
+lib=$(find "$prefix" -name 'libamq.*' -print -quit)
+[ -n "$config" ] || fail "amqConfig.cmake not installed"
+[ -n "$pc" ] || fail "amq.pc not installed"
+[ -n "$lib" ] || fail "libamq not installed"
+if [ -n "${AMQ_CLI:-}" ]; then
+  [ -x "$prefix/bin/amq" ] || fail "bin/amq not installed"
+  "$prefix/bin/amq" --version >/dev/null || fail "the installed amq does not run"
+fi
+echo "install_test: installed $(realpath --relative-to="$prefix" "$lib"), $(realpath --relative-to="$prefix" "$config"), $(realpath --relative-to="$prefix" "$pc")"
+
+san=""
+case "${AMQ_SANITIZE:-OFF}" in
+  ON | on | 1 | TRUE | true | YES | yes) san="-fsanitize=address,undefined" ;;
+esac
+
+# 1. CMake: find_package(amq) through CMAKE_PREFIX_PATH only.
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S "$AMQ_SOURCE_DIR/tests/consumer" -B "$tmp/cmake-build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
+  >"$tmp/configure.log" 2>&1 || { cat "$tmp/configure.log" >&2; fail "configuring the consumer (find_package(amq))"; }
+found=$(sed -n 's/^amq_DIR:PATH=//p' "$tmp/cmake-build/CMakeCache.txt")
+[ "$(realpath "$found")" = "$(realpath "$(dirname "$config")")" ] ||
+  fail "find_package(amq) found $found, not the package installed in $prefix"
+cmake --build "$tmp/cmake-build" >"$tmp/build.log" 2>&1 ||
+  { cat "$tmp/build.log" >&2; fail "building the consumer against amq::amq"; }
+"$tmp/cmake-build/consumer" || fail "the CMake consumer failed"
+
+# 2. pkg-config, from the relocated prefix.
+export PKG_CONFIG_PATH
+PKG_CONFIG_PATH="$(dirname "$pc")"
+flags=$(pkg-config --cflags --libs amq) || fail "pkg-config --cflags --libs amq"
+case "$flags" in *"$prefix"*) ;; *) fail "pkg-config flags do not point into $prefix: $flags" ;; esac
+# shellcheck disable=SC2086  # the flags are words
+c++ -std=c++20 $san "$AMQ_SOURCE_DIR/tests/consumer/main.cpp" -o "$tmp/consumer-pc" $flags ||
+  fail "compiling the consumer with: c++ -std=c++20 $san main.cpp $flags"
+# (LD_LIBRARY_PATH: pkg-config gives no rpath, for a shared libamq in a scratch prefix.)
+LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/consumer-pc" ||
+  fail "the pkg-config consumer failed"
+echo "install_test: CMake and pkg-config consumers built and ran${san:+ (with $san)}"

@@ -1,0 +1,385 @@
+#include "amq/scalable_bloom_filter.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <set>
+#include <unordered_set>
+
+#include "amq/any_set.hpp"
+#include "amq/detail/byte_io.hpp"
+#include "amq/error.hpp"
+#include "amq/format.hpp"
+#include "test_util.hpp"
+
+namespace amq {
+namespace {
+
+using detail::ScalableParams;
+
+Errc code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  ADD_FAILURE() << "no amq::Error thrown";
+  return Errc::io;
+}
+
+std::vector<std::string> absent_keys(size_t n) {
+  // random_keys draws 1..24 bytes; these have 30 bytes, so none is a present key.
+  std::mt19937_64 rng(987654321);
+  std::vector<std::string> out(n, std::string(30, '\0'));
+  for (auto& k : out)
+    for (auto& c : k) c = static_cast<char>(rng());
+  return out;
+}
+
+TEST(ScalableBloomFilter, DefaultsAreRedisBloomsAndDocumented) {
+  const ScalableParams p;
+  EXPECT_EQ(p.growth, 2.0);
+  EXPECT_EQ(p.tightening, 0.5);
+  EXPECT_EQ(ScalableBloomFilter::kDefaultGrowth, p.growth);
+  EXPECT_EQ(ScalableBloomFilter::kDefaultTightening, p.tightening);
+  ScalableBloomFilter f;
+  EXPECT_EQ(f.params(), p);
+  EXPECT_EQ(f.layer_count(), 1u);
+  EXPECT_EQ(f.size(), 0u);
+  EXPECT_EQ(f.seed(), 0u);
+}
+
+TEST(ScalableBloomFilter, RejectsBadParameters) {
+  for (ScalableParams p : {ScalableParams{0, 0.01, 2, 0.5}, ScalableParams{10, 0, 2, 0.5}, ScalableParams{10, 1, 2, 0.5},
+                           ScalableParams{10, std::nan(""), 2, 0.5}, ScalableParams{10, 0.01, 0.5, 0.5},
+                           ScalableParams{10, 0.01, 17, 0.5}, ScalableParams{10, 0.01, 2, 0},
+                           ScalableParams{10, 0.01, 2, 1}, ScalableParams{(uint64_t{1} << 40) + 1, 0.01, 2, 0.5},
+                           ScalableParams{10, 1e-300, 2, 0.5}}) {
+    EXPECT_EQ(code_of([&] { ScalableBloomFilter f(p); }), Errc::invalid_argument)
+        << p.initial_capacity << " " << p.fpp << " " << p.growth << " " << p.tightening;
+  }
+}
+
+// The test: 100x the initial capacity, FPR on 10^6 absent keys <= target.
+TEST(ScalableBloomFilter, GrowsTo100xCapacityKeepingTheTargetRate) {
+  struct Case {
+    ScalableParams p;
+    uint64_t seed;
+  };
+  for (const Case& c : {Case{{1000, 0.01, 2, 0.5}, 0}, Case{{500, 0.02, 4, 0.8}, 7}, Case{{2000, 0.001, 1.5, 0.6}, 3}}) {
+    ScalableBloomFilter f(c.p, c.seed);
+    const auto keys = test::random_keys(100 * c.p.initial_capacity, 1234 + c.seed);
+    uint64_t added = 0;
+    for (const auto& k : keys) added += f.insert(k);
+    EXPECT_EQ(f.size(), added);
+    EXPECT_GE(added, keys.size() * 99 / 100);  // a few may be false positives already
+    for (const auto& k : keys) ASSERT_TRUE(f.contains(k)) << "false negative";
+    EXPECT_GT(f.layer_count(), 3u);
+    uint64_t held = 0;
+    for (size_t i = 0; i < f.layer_count(); ++i) {
+      EXPECT_LE(f.layer_items(i), f.layer_geometry(i).capacity);
+      if (i + 1 < f.layer_count()) {
+        EXPECT_EQ(f.layer_items(i), f.layer_geometry(i).capacity);
+      }
+      held += f.layer_items(i);
+    }
+    EXPECT_EQ(held, f.size());
+    const auto absent = absent_keys(1'000'000);
+    size_t fp = 0;
+    for (const auto& k : absent) fp += f.contains(k);
+    const double rate = static_cast<double>(fp) / static_cast<double>(absent.size());
+    EXPECT_LE(rate, c.p.fpp) << "measured FPR " << rate << " over target " << c.p.fpp;
+    EXPECT_GT(rate, 0.0);
+    EXPECT_LE(f.expected_fpp(), c.p.fpp);
+    EXPECT_GT(f.expected_fpp(), c.p.fpp / 20);
+  }
+}
+
+TEST(ScalableBloomFilter, LayersFollowTheSharedGeometry) {
+  const ScalableParams p{100, 0.01, 2, 0.5};
+  ScalableBloomFilter f(p, 99);
+  for (const auto& k : test::random_keys(2000, 5)) f.insert(k);
+  ASSERT_GE(f.layer_count(), 4u);
+  for (size_t i = 0; i < f.layer_count(); ++i) {
+    const auto g = detail::layer_geometry(p, static_cast<uint32_t>(i));
+    EXPECT_EQ(f.layer_words(i).size() * 64, g.bits);
+    EXPECT_EQ(f.layer_geometry(i).capacity, g.capacity);
+    EXPECT_EQ(f.layer_geometry(i).hashes, g.hashes);
+  }
+  // Capacities grow by s, errors tighten by r.
+  EXPECT_EQ(f.layer_geometry(1).capacity, 200u);
+  EXPECT_EQ(f.layer_geometry(2).capacity, 400u);
+  EXPECT_DOUBLE_EQ(f.layer_geometry(1).fpp, f.layer_geometry(0).fpp * 0.5);
+}
+
+TEST(ScalableBloomFilter, BitPositionsAreTheSharedScheme) {
+  // Computed here from the documented formulas: h = XXH3_64(key, seed), a = h mod 2^32,
+  // b = (h >> 32) | 1, probe j at (a + j b) mod m, bit x in word x / 64 at x % 64.
+  const ScalableParams p{50, 0.01, 2, 0.5};
+  const uint64_t seed = 0x1234;
+  ScalableBloomFilter f(p, seed);
+  const auto keys = test::random_keys(2000, 77);
+  std::vector<std::vector<uint64_t>> expect;
+  size_t layer = 0;
+  uint64_t in_layer = 0;
+  for (const auto& k : keys) {
+    const uint64_t h = XXH3_64bits_withSeed(k.data(), k.size(), seed);
+    auto probes = [&](size_t i) {
+      const auto g = detail::layer_geometry(p, static_cast<uint32_t>(i));
+      std::vector<uint64_t> x;
+      for (uint64_t j = 0; j < g.hashes; ++j) x.push_back(((h & 0xffffffffULL) + j * ((h >> 32) | 1)) % g.bits);
+      return x;
+    };
+    if (expect.size() <= layer) expect.emplace_back(detail::layer_geometry(p, static_cast<uint32_t>(layer)).bits / 64, 0);
+    bool present = false;
+    for (size_t i = 0; i < expect.size(); ++i) {
+      bool all = true;
+      for (uint64_t x : probes(i)) all &= (expect[i][x / 64] >> (x % 64)) & 1;
+      present |= all;
+    }
+    ASSERT_EQ(f.insert(k), !present);
+    if (present) continue;
+    for (uint64_t x : probes(layer)) expect[layer][x / 64] |= uint64_t{1} << (x % 64);
+    if (++in_layer == detail::layer_geometry(p, static_cast<uint32_t>(layer)).capacity) {
+      ++layer;
+      in_layer = 0;
+    }
+  }
+  if (expect.size() <= layer) expect.emplace_back(detail::layer_geometry(p, static_cast<uint32_t>(layer)).bits / 64, 0);
+  ASSERT_EQ(f.layer_count(), layer + 1);  // the new layer opens as soon as one is full
+  for (size_t i = 0; i < expect.size(); ++i) {
+    const auto w = f.layer_words(i);
+    EXPECT_TRUE(std::equal(w.begin(), w.end(), expect[i].begin(), expect[i].end())) << "layer " << i;
+  }
+}
+
+TEST(ScalableBloomFilter, InsertOfPresentKeyChangesNothing) {
+  ScalableBloomFilter f({10, 0.01, 2, 0.5});
+  EXPECT_TRUE(f.insert("a"));
+  for (int i = 0; i < 40; ++i) f.insert(std::string("k").append(std::to_string(i)));
+  const auto before = f.serialize();
+  EXPECT_FALSE(f.insert("a"));
+  EXPECT_FALSE(f.insert("k3"));
+  EXPECT_EQ(f.serialize(), before);
+}
+
+TEST(ScalableBloomFilter, AgreesWithStdSetAndContainsMany) {
+  std::mt19937_64 rng(3);
+  ScalableBloomFilter f({64, 0.01, 2, 0.5}, 5);
+  std::set<uint64_t> truth;
+  for (int i = 0; i < 20000; ++i) {
+    const uint64_t k = rng() % 50000;
+    const bool fresh = truth.insert(k).second;
+    const bool added = f.insert(k);
+    if (added) {
+      EXPECT_TRUE(fresh) << "a present key counted twice";
+    }
+  }
+  std::vector<uint64_t> probe(60000);
+  for (uint64_t i = 0; i < probe.size(); ++i) probe[i] = i;
+  std::unique_ptr<bool[]> out(new bool[probe.size()]);
+  const size_t found = f.contains_many(probe, std::span<bool>(out.get(), probe.size()));
+  size_t count = 0, fp = 0, absent = 0;
+  for (uint64_t i = 0; i < probe.size(); ++i) {
+    ASSERT_EQ(out[i], f.contains(i)) << i;
+    count += out[i];
+    if (truth.count(i)) {
+      ASSERT_TRUE(out[i]) << "false negative " << i;
+    } else {
+      ++absent;
+      fp += out[i];
+    }
+  }
+  EXPECT_EQ(found, count);
+  EXPECT_LE(static_cast<double>(fp) / static_cast<double>(absent), 0.01 * 1.5);
+}
+
+TEST(ScalableBloomFilter, ContainsManyOnLargeLayersMatchesContains) {
+  // Layers past 256 KiB take the prefetching branch.
+  ScalableBloomFilter f({150'000, 0.01, 2, 0.5});
+  const auto keys = test::random_keys(400'000, 8);
+  for (size_t i = 0; i < keys.size(); i += 2) f.insert(keys[i]);
+  ASSERT_GE(f.layer_count(), 2u);
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::unique_ptr<bool[]> out(new bool[views.size()]);
+  f.contains_many(views, std::span<bool>(out.get(), views.size()));
+  for (size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(out[i], f.contains(keys[i])) << i;
+}
+
+TEST(ScalableBloomFilter, FullAfterTheLastLayer) {
+  // growth 1 and capacity 1: one key per layer, kMaxLayers layers.
+  ScalableBloomFilter f({1, 0.01, 1, 0.5});
+  EXPECT_EQ(f.max_layers(), detail::kMaxLayers);
+  uint64_t i = 0;
+  while (f.size() < detail::kMaxLayers) f.insert(i++);
+  EXPECT_EQ(f.layer_count(), detail::kMaxLayers);
+  const auto before = f.serialize();
+  uint64_t k = 1'000'000;
+  while (f.contains(k)) ++k;
+  EXPECT_EQ(code_of([&] { f.insert(k); }), Errc::full);
+  EXPECT_EQ(f.serialize(), before);
+  EXPECT_FALSE(f.insert(uint64_t{0}));  // present keys are still fine
+  // Tiny tightening: the layer error reaches its floor before kMaxLayers.
+  ScalableBloomFilter g({1, 0.01, 2, 0.01});
+  EXPECT_LT(g.max_layers(), detail::kMaxLayers);
+  EXPECT_GE(g.max_layers(), 40u);
+}
+
+TEST(ScalableBloomFilter, RoundTripsAndFromLayers) {
+  const ScalableParams p{300, 0.005, 3, 0.7};
+  ScalableBloomFilter f(p, 42);
+  const auto keys = test::random_keys(5000, 9);
+  for (const auto& k : keys) f.insert(k);
+  const auto bytes = f.serialize();
+  const auto g = ScalableBloomFilter::load(bytes);
+  EXPECT_TRUE(f == g);
+  EXPECT_EQ(g.seed(), 42u);
+  EXPECT_EQ(g.params(), p);
+  EXPECT_EQ(g.size(), f.size());
+  EXPECT_EQ(g.serialize(), bytes);
+  std::vector<std::vector<uint64_t>> words;
+  std::vector<uint64_t> items;
+  for (size_t i = 0; i < f.layer_count(); ++i) {
+    words.emplace_back(f.layer_words(i).begin(), f.layer_words(i).end());
+    items.push_back(f.layer_items(i));
+  }
+  auto h = ScalableBloomFilter::from_layers(p, 42, words, items);
+  EXPECT_TRUE(h == f);
+  for (const auto& k : keys) ASSERT_TRUE(h.contains(k));
+  // It keeps growing after a round trip exactly as the original does.
+  auto f2 = f;
+  for (const auto& k : test::random_keys(3000, 10)) EXPECT_EQ(f2.insert(k), h.insert(k));
+  EXPECT_TRUE(f2 == h);
+  // Another hasher's file is refused.
+  EXPECT_EQ(code_of([&] { BasicScalableBloomFilter<Xxh64Hasher>::load(bytes); }), Errc::unsupported);
+  EXPECT_EQ(BasicScalableBloomFilter<Xxh64Hasher>::load(BasicScalableBloomFilter<Xxh64Hasher>(p).serialize()).params(),
+            p);
+}
+
+TEST(ScalableBloomFilter, FromLayersValidates) {
+  const ScalableParams p{100, 0.01, 2, 0.5};
+  const auto g0 = detail::layer_geometry(p, 0), g1 = detail::layer_geometry(p, 1);
+  auto words = [&](std::vector<uint64_t> sizes) {
+    std::vector<std::vector<uint64_t>> w;
+    for (auto s : sizes) w.emplace_back(s, 0);
+    return w;
+  };
+  EXPECT_NO_THROW(ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64, g1.bits / 64}), {100, 3}));
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, {}, {}); }), Errc::corrupt);
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64}), {1, 2}); }),
+            Errc::invalid_argument);
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64 + 1}), {1}); }), Errc::corrupt);
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64, g0.bits / 64}), {1, 1}); }),
+            Errc::corrupt);
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64}), {101}); }), Errc::corrupt);
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers({0, 0.01, 2, 0.5}, 0, words({64}), {0}); }),
+            Errc::invalid_argument);
+  std::vector<uint64_t> sizes, items;
+  for (uint32_t i = 0; i <= detail::kMaxLayers; ++i) {
+    sizes.push_back(detail::layer_geometry({1, 0.01, 1, 0.5}, i).bits / 64);
+    items.push_back(0);
+  }
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers({1, 0.01, 1, 0.5}, 0, words(sizes), items); }),
+            Errc::corrupt);
+  // A full newest layer (as Redis may hold it): the next new key opens a layer.
+  auto f = ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64}), {100});
+  EXPECT_TRUE(f.insert("x"));
+  EXPECT_EQ(f.layer_count(), 2u);
+  EXPECT_EQ(f.layer_items(1), 1u);
+}
+
+// A container around hand-made params and payload (valid checksum).
+std::vector<std::byte> make_file(uint32_t id, uint32_t layers, uint64_t seed, ScalableParams p,
+                                 const std::vector<std::byte>& payload) {
+  detail::ByteWriter w;
+  w.u32(id);
+  w.u32(layers);
+  w.u64(seed);
+  w.u64(p.initial_capacity);
+  w.f64(p.fpp);
+  w.f64(p.growth);
+  w.f64(p.tightening);
+  return write_container(Kind::scalable_bloom, w.buffer(), payload);
+}
+
+TEST(ScalableBloomFilter, RejectsCorruptFiles) {
+  const ScalableParams p{100, 0.01, 2, 0.5};
+  ScalableBloomFilter f(p, 1);
+  for (int i = 0; i < 150; ++i) f.insert(uint64_t(i));
+  ASSERT_EQ(f.layer_count(), 2u);
+  const auto good = f.serialize();
+  const Container c = parse_container(good);
+  const std::vector<std::byte> payload(c.payload.begin(), c.payload.end());
+  ASSERT_NO_THROW(ScalableBloomFilter::load(make_file(1, 2, 1, p, payload)));
+
+  // Framing: truncation, a flipped bit, another kind.
+  for (size_t cut : {size_t{0}, size_t{7}, size_t{40}, good.size() / 2, good.size() - 1})
+    EXPECT_NE(code_of([&] { ScalableBloomFilter::load(std::span(good).first(cut)); }), Errc::io) << cut;
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::load(std::span(good).first(good.size() - 9)); }), Errc::truncated);
+  auto flipped = good;
+  flipped[good.size() / 2] ^= std::byte{4};
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::load(flipped); }), Errc::checksum_mismatch);
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::load(write_container(Kind::bloom, {}, {})); }), Errc::wrong_kind);
+
+  // Contents, with valid checksums.
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::load(make_file(2, 2, 1, p, payload)); }), Errc::unsupported);
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::load(make_file(1, 0, 1, p, {})); }), Errc::corrupt);
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::load(make_file(1, 65, 1, p, payload)); }), Errc::corrupt);
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::load(make_file(1, 0xffffffff, 1, p, payload)); }), Errc::corrupt);
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::load(make_file(1, 3, 1, p, payload)); }), Errc::truncated);
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::load(make_file(1, 1, 1, p, payload)); }), Errc::corrupt);
+  for (ScalableParams bad : {ScalableParams{0, 0.01, 2, 0.5}, ScalableParams{100, std::nan(""), 2, 0.5},
+                             ScalableParams{100, 0.01, std::numeric_limits<double>::infinity(), 0.5},
+                             ScalableParams{100, 0.01, 2, -1}, ScalableParams{uint64_t{1} << 62, 0.01, 2, 0.5}})
+    EXPECT_EQ(code_of([&] { ScalableBloomFilter::load(make_file(1, 2, 1, bad, payload)); }), Errc::corrupt);
+  // A different but valid geometry: the payload no longer fits it.
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::load(make_file(1, 2, 1, {100, 0.02, 2, 0.5}, payload)); }),
+            Errc::corrupt);
+  auto more_items = payload;
+  detail::store_le64(more_items.data(), 101);  // layer 0 holds at most 100
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::load(make_file(1, 2, 1, p, more_items)); }), Errc::corrupt);
+  // Params too short / too long.
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::load(write_container(Kind::scalable_bloom, std::span(good).first(8),
+                                                                    payload)); }),
+            Errc::truncated);
+}
+
+TEST(ScalableBloomFilter, AnySetBuildAddInfoRoundTrip) {
+  BuildOptions o;
+  o.fpp = 0.01;
+  o.capacity = 100;
+  o.seed = 5;
+  o.extra = {{"growth", "3.000000"}, {"tightening", "0.7"}};
+  const auto keys = test::random_keys(1000, 2);
+  std::vector<Bytes> views;
+  for (const auto& k : keys) views.push_back(as_bytes(k));
+  auto set = build_set(Kind::scalable_bloom, o, views);
+  EXPECT_TRUE(set->is_dynamic());
+  set->insert(as_bytes("extra key"));
+  auto again = load_set(set->serialize());
+  EXPECT_EQ(again->kind(), Kind::scalable_bloom);
+  for (Bytes k : views) ASSERT_TRUE(again->contains(k));
+  EXPECT_TRUE(again->contains(as_bytes("extra key")));
+  const SetInfo i = again->info();
+  EXPECT_TRUE(i.items_exact);
+  EXPECT_GE(i.items, 990u);
+  EXPECT_EQ(i.bytes, set->serialize().size());
+  std::map<std::string, std::string> params(i.params.begin(), i.params.end());
+  EXPECT_EQ(params["growth"], "3");
+  EXPECT_EQ(params["tightening"], "0.7");
+  EXPECT_EQ(params["initial_capacity"], "100");
+  EXPECT_EQ(params["layers"], "3");  // 100 + 300 < 1001 <= 100 + 300 + 900
+  EXPECT_EQ(params["layer_capacity"], "100,300,900");
+  EXPECT_LE(i.fpp_expected, 0.01);
+  o.extra = {{"growth", "x"}};
+  EXPECT_EQ(code_of([&] { build_set(Kind::scalable_bloom, o, views); }), Errc::invalid_argument);
+  o.extra = {{"growth", "0.5"}};
+  EXPECT_EQ(code_of([&] { build_set(Kind::scalable_bloom, o, views); }), Errc::invalid_argument);
+  o.extra = {{"parquet", "1"}};
+  EXPECT_EQ(code_of([&] { build_set(Kind::scalable_bloom, o, views); }), Errc::invalid_argument);
+}
+
+}  // namespace
+}  // namespace amq
