@@ -298,10 +298,9 @@ RedisClient::RedisClient(std::string_view url, RedisTimeouts timeouts) : url_(Re
   default_endpoint_ = url_.endpoint();
   auto& first = node(default_endpoint_);
   RedisReply r = first.command({"CLUSTER", "SLOTS"});
-  if (r.is_error()) {
-    if (r.str.find("cluster support disabled") != std::string::npos || r.error_code() == "ERR") return;  // standalone
-    throw Error(Errc::remote, "redis " + default_endpoint_ + ": " + r.str);
-  }
+  // A standalone server answers "ERR This instance has cluster support disabled" (or,
+  // for an ACL user without the command, NOPERM): either way, no cluster routing.
+  if (r.is_error()) return;
   cluster_ = true;
   if (url_.db != 0)
     throw Error(Errc::invalid_argument, "redis " + default_endpoint_ + " is a cluster node: only database 0 exists");
