@@ -10,6 +10,7 @@ void run_all(const Options& options, const Sink& sink) {
       {"bloom-family", bench_bloom_family},
       {"cuckoo", bench_cuckoo},
       {"store", bench_store},
+      {"redis", bench_redis},
   };
   for (const auto& [name, fn] : benches) {
     if (!options.only.empty() && std::string(name).find(options.only) == std::string::npos) continue;

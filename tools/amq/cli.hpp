@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,20 @@ void add_remove(CLI::App& app, int& status);
 void add_info(CLI::App& app, int& status);
 void add_bench(CLI::App& app, int& status);
 void add_store(CLI::App& app, int& status);
+void add_push(CLI::App& app, int& status);
+void add_pull(CLI::App& app, int& status);
+
+// tools/amq/redis_cmd.cpp: the --redis forms of build, query and info (exit status returned).
+struct RedisTarget {
+  std::string url, name;
+};
+struct RedisBuildOptions {
+  std::string kind, format, output;
+  std::optional<uint64_t> capacity, seed;
+  std::optional<double> fpp, growth, tightening;  // unset: not given on the command line
+};
+int redis_build(const RedisTarget& target, const RedisBuildOptions& options, const KeyList& keys);
+int redis_query(const RedisTarget& target, const KeyList& keys, bool invert, bool count);
+int redis_info(const RedisTarget& target, bool json);
 
 }  // namespace amq::cli

@@ -65,6 +65,7 @@ void add_build(CLI::App& app, int& status) {
     bool parquet = false;
     double growth = 0, tightening = 0;
     uint32_t fingerprint_bits = 0, bucket_size = 0;
+    RedisTarget redis;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("build", "build a set from keys (lines of FILEs, or stdin)");
@@ -86,7 +87,19 @@ void add_build(CLI::App& app, int& status) {
                                 "cuckoo kinds: fingerprint bits f, 4..32 (default: from --fpp)");
   auto* bsize = cmd->add_option("--bucket-size", o->bucket_size, "cuckoo kinds: slots per bucket, 2, 4 or 8");
   cmd->add_option("files", o->files, "key files (default: stdin)");
-  cmd->callback([o, cap, growth, tight, fbits, bsize, &status] {
+  cmd->add_option("--redis", o->redis.url, "add to a shared scalable-bloom in Redis: redis://[user:password@]host:port[/db]");
+  cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
+  cmd->callback([o, cap, growth, tight, fbits, bsize, cmd, &status] {
+    if (!o->redis.url.empty() || !o->redis.name.empty()) {
+      RedisBuildOptions r{o->kind, o->format, o->out, {}, {}, {}, {}, {}};
+      if (*cap) r.capacity = o->capacity;
+      if (cmd->count("--seed")) r.seed = o->seed;
+      if (cmd->count("--fpp")) r.fpp = o->fpp;
+      if (*growth) r.growth = o->growth;
+      if (*tight) r.tightening = o->tightening;
+      status = redis_build(o->redis, r, read_keys({}, o->files, o->key_type, true));
+      return;
+    }
     const Kind kind = *kind_from_name(o->kind);
     BuildOptions opt;
     opt.fpp = o->fpp;
@@ -113,16 +126,26 @@ void add_query(CLI::App& app, int& status) {
     bool invert = false, count = false;
     KeyType key_type = KeyType::str;
     std::string format = "auto";
+    RedisTarget redis;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("query", "print the keys that may be in the set (like grep); exit 0 if any");
-  cmd->add_option("file", o->file, "set file")->required();
+  cmd->add_option("file", o->file, "set file (none with --redis)");
   cmd->add_option("keys", o->keys, "keys (default: lines of stdin)");
   cmd->add_flag("-v,--invert", o->invert, "print the keys that are surely absent instead");
   cmd->add_flag("-c,--count", o->count, "print only the number of keys selected");
   add_key_type_option(*cmd, o->key_type);
   cmd->add_option("--format", o->format, "file format: auto, amq, guava")->default_val("auto");
+  cmd->add_option("--redis", o->redis.url, "query a filter in Redis: redis://[user:password@]host:port[/db]");
+  cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
   cmd->callback([o, &status] {
+    if (!o->redis.url.empty() || !o->redis.name.empty()) {
+      std::vector<std::string> args = o->keys;  // with --redis, every positional is a key
+      if (!o->file.empty()) args.insert(args.begin(), o->file);
+      status = redis_query(o->redis, read_keys(args, {}, o->key_type, false), o->invert, o->count);
+      return;
+    }
+    if (o->file.empty()) throw CLI::RequiredError("file");
     auto set = load_path(o->file, o->format);
     const KeyList keys = read_keys(o->keys, {}, o->key_type, false);
     const auto views = keys.views();
@@ -214,13 +237,22 @@ void add_info(CLI::App& app, int& status) {
     std::string file;
     bool json = false;
     std::string format = "auto";
+    RedisTarget redis;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("info", "describe a set file");
-  cmd->add_option("file", o->file, "set file")->required();
+  cmd->add_option("file", o->file, "set file (none with --redis)");
   cmd->add_flag("--json", o->json, "one JSON object");
   cmd->add_option("--format", o->format, "file format: auto, amq, guava")->default_val("auto");
+  cmd->add_option("--redis", o->redis.url, "describe a filter in Redis: redis://[user:password@]host:port[/db]");
+  cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
   cmd->callback([o, &status] {
+    if (!o->redis.url.empty() || !o->redis.name.empty()) {
+      if (!o->file.empty()) throw Error(Errc::invalid_argument, "give either a file or --redis, not both");
+      status = redis_info(o->redis, o->json);
+      return;
+    }
+    if (o->file.empty()) throw CLI::RequiredError("file");
     const SetInfo i = load_path(o->file, o->format)->info();
     if (o->json) {
       std::string params;

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   amq::cli::add_info(app, status);
   amq::cli::add_bench(app, status);
   amq::cli::add_store(app, status);
+  amq::cli::add_push(app, status);
+  amq::cli::add_pull(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

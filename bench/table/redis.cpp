@@ -1,0 +1,214 @@
+// RedisBloomFilter rows: batched adds and lookups (one Lua script round trip per
+// batch) from 1 and 4 clients, beside the seed's design — one GETBIT or SETBIT round
+// trip per bit — on the same private redis-server, started on a free loopback port.
+#include <fmt/core.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "amq/detail/bloom_layers.hpp"
+#include "amq/detail/redis_client.hpp"
+#include "amq/error.hpp"
+#include "amq/redis_bloom_filter.hpp"
+#include "bench_table.hpp"
+
+namespace amq::bench {
+namespace {
+
+std::string find_redis_server() {
+  for (const char* p : {"/usr/bin/redis-server", "/usr/local/bin/redis-server"})
+    if (::access(p, X_OK) == 0) return p;
+  return {};
+}
+
+bool port_free(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// A redis-server of our own, with no persistence, removed at the end.
+class Server {
+ public:
+  explicit Server(const std::string& exe) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "amq-bench-redis-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw Error(Errc::io, "mkdtemp failed");
+    dir_ = tmpl;
+    std::mt19937 rng(static_cast<unsigned>(::getpid()));
+    do port_ = 20000 + static_cast<int>(rng() % 25000);
+    while (!port_free(port_));
+    std::vector<std::string> args{exe, "--port", std::to_string(port_), "--bind", "127.0.0.1", "--dir", dir_,
+                                  "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile",
+                                  dir_ + "/redis.log"};
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    for (int i = 0; i < 500; ++i) {
+      try {
+        detail::RedisConnection c("127.0.0.1", static_cast<uint16_t>(port_), {}, {});
+        if (!c.command({"PING"}).is_error()) return;
+      } catch (const Error&) {
+      }
+      ::usleep(20000);
+    }
+    throw Error(Errc::io, "redis-server did not start");
+  }
+  ~Server() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  std::string dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+double per_s(size_t n, double ns) { return ns > 0 ? static_cast<double>(n) * 1e9 / ns : 0; }
+
+// Runs f(i) on `clients` threads at once, each with its own connection; wall time in ns.
+template <class F>
+double parallel_ns(int clients, F&& f) {
+  std::vector<std::thread> t;
+  const double a = now_ns();
+  for (int i = 0; i < clients; ++i) t.emplace_back([&, i] { f(i); });
+  for (auto& x : t) x.join();
+  return now_ns() - a;
+}
+
+}  // namespace
+
+void bench_redis(const Options& o, const Dataset& d, const Sink& sink) {
+  const std::string exe = find_redis_server();
+  if (exe.empty()) {
+    sink(Row{.structure = "RedisBloomFilter", .note = "skipped: redis-server not installed (Debian redis-server)"});
+    return;
+  }
+  try {
+    Server server(exe);
+    const uint64_t n = d.keys.size();
+    const detail::ScalableParams p{.initial_capacity = n, .fpp = o.fpp};
+    const std::span<const Bytes> keys(d.key_views), absent(d.absent_views);
+    double add1 = 0, look1 = 0;
+    for (int clients : {1, 4}) {
+      Row row{.structure = fmt::format("RedisBloomFilter {} client{}", clients, clients > 1 ? "s" : ""),
+              .fpp_target = o.fpp};
+      const std::string name = fmt::format("bench{}", clients);
+      std::vector<RedisBloomFilter> f;
+      for (int i = 0; i < clients; ++i) f.push_back(RedisBloomFilter::create(server.url(), name, p));
+      auto slice = [&](std::span<const Bytes> all, int i) {
+        const size_t per = (all.size() + static_cast<size_t>(clients) - 1) / static_cast<size_t>(clients);
+        const size_t from = std::min(all.size(), per * static_cast<size_t>(i));
+        return all.subspan(from, std::min(per, all.size() - from));
+      };
+      const double add_ns = parallel_ns(clients, [&](int i) { f[static_cast<size_t>(i)].insert_many(slice(keys, i)); });
+      std::vector<std::unique_ptr<bool[]>> hits;
+      for (int i = 0; i < clients; ++i) hits.emplace_back(new bool[keys.size() + absent.size() + 1]);
+      const double pos_ns = median_ns(o.repeats, [&] {
+        parallel_ns(clients, [&](int i) {
+          auto s = slice(keys, i);
+          f[static_cast<size_t>(i)].contains_many(s, std::span<bool>(hits[static_cast<size_t>(i)].get(), s.size()));
+        });
+      });
+      size_t fp = 0;
+      const double neg_ns = median_ns(o.repeats, [&] {
+        fp = 0;
+        std::vector<size_t> fps(static_cast<size_t>(clients));
+        parallel_ns(clients, [&](int i) {
+          auto s = slice(absent, i);
+          fps[static_cast<size_t>(i)] =
+              f[static_cast<size_t>(i)].contains_many(s, std::span<bool>(hits[static_cast<size_t>(i)].get(), s.size()));
+        });
+        for (size_t x : fps) fp += x;
+      });
+      const auto info = f[0].info();
+      row.params = fmt::format("layers={} batch={}", info.layers.size(), RedisOptions{}.batch);
+      row.bytes = info.bits / 8;
+      row.fpp_measured = absent.empty() ? 0 : static_cast<double>(fp) / static_cast<double>(absent.size());
+      row.build_ns_per_key = add_ns / static_cast<double>(n);
+      row.lookup_pos_ns = pos_ns / static_cast<double>(n);
+      row.lookup_neg_ns = absent.empty() ? 0 : neg_ns / static_cast<double>(absent.size());
+      row.batch_lookup_ns = row.lookup_pos_ns;
+      const double adds = per_s(n, add_ns), looks = per_s(n, pos_ns);
+      if (clients == 1) add1 = adds, look1 = looks;
+      row.note = fmt::format("add {:.0f} keys/s, lookup {:.0f} keys/s", adds, looks);
+      finish_row(row, d);
+      sink(row);
+      f[0].destroy();
+    }
+    {
+      // The seed's design: every bit is its own round trip — to add, GETBIT and, if it
+      // was 0, SETBIT (its BitArray.set); to look up, GETBIT until a 0 — on one bitmap
+      // sized like our layer 0. (The seed also reads its cursor and BITCOUNTs the
+      // bitmap on every add; that is left out, in its favour.)
+      Row row{.structure = "seed design (1 RTT/bit)", .fpp_target = o.fpp};
+      const auto g = detail::layer_geometry(p, 0);
+      const size_t sample = std::min<size_t>(n, 3000);
+      detail::RedisClient c(server.url());
+      const std::string key = "seed:bitmap";
+      const Xxh3Hasher h{0};
+      const double add_ns = median_ns(1, [&] {
+        for (size_t i = 0; i < sample; ++i) {
+          const auto pp = detail::probe_pair(h(keys[i]));
+          for (uint32_t j = 0; j < g.hashes; ++j) {
+            const std::string off = std::to_string(detail::probe_bit(pp, j, g.bits));
+            if (c.command(key, {"GETBIT", key, off}).integer == 0) c.command(key, {"SETBIT", key, off, "1"});
+          }
+        }
+      });
+      auto lookup = [&](std::span<const Bytes> ks) {
+        size_t found = 0;
+        for (Bytes k : ks) {
+          const auto pp = detail::probe_pair(h(k));
+          bool all = true;
+          for (uint32_t j = 0; j < g.hashes && all; ++j) {
+            const std::string off = std::to_string(detail::probe_bit(pp, j, g.bits));
+            all = c.command(key, {"GETBIT", key, off}).integer == 1;
+          }
+          found += all;
+        }
+        return found;
+      };
+      const double pos_ns = median_ns(1, [&] { g_sink = lookup(keys.subspan(0, sample)); });
+      const double neg_ns = median_ns(1, [&] { g_sink = lookup(absent.subspan(0, std::min(sample, absent.size()))); });
+      row.params = fmt::format("k={} bits={}, {} keys", g.hashes, g.bits, sample);
+      row.bytes = g.bits / 8;
+      row.build_ns_per_key = add_ns / static_cast<double>(sample);
+      row.lookup_pos_ns = pos_ns / static_cast<double>(sample);
+      row.lookup_neg_ns = neg_ns / static_cast<double>(std::min(sample, absent.size()));
+      const double adds = per_s(sample, add_ns), looks = per_s(sample, pos_ns);
+      row.note = fmt::format("add {:.0f} keys/s, lookup {:.0f} keys/s; batched 1 client is {:.0f}x / {:.0f}x faster",
+                             adds, looks, adds > 0 ? add1 / adds : 0, looks > 0 ? look1 / looks : 0);
+      row.n = sample;
+      row.bits_per_key = 8.0 * static_cast<double>(row.bytes) / static_cast<double>(n);
+      sink(row);
+    }
+  } catch (const Error& e) {
+    sink(Row{.structure = "RedisBloomFilter", .note = std::string("failed: ") + e.what()});
+  }
+}
+
+}  // namespace amq::bench
