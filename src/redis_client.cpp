@@ -197,16 +197,14 @@ void RedisConnection::connect() {
     throw Error(Errc::io, "redis " + endpoint_ + ": cannot set the command timeout");
   }
   ctx_ = c;
+  const std::string db = std::to_string(auth_.db);
   std::vector<std::vector<std::string_view>> hello;
   if (!auth_.password.empty()) {
     if (auth_.user.empty()) hello.push_back({"AUTH", auth_.password});
     else hello.push_back({"AUTH", auth_.user, auth_.password});
   }
-  if (auth_.db != 0) hello.push_back({"SELECT", std::to_string(auth_.db)});
+  if (auth_.db != 0) hello.push_back({"SELECT", db});
   if (hello.empty()) return;
-  // SELECT's argument must outlive the pipeline call.
-  const std::string db = std::to_string(auth_.db);
-  if (auth_.db != 0) hello.back()[1] = db;
   const auto replies = pipeline(hello);
   size_t i = 0;
   if (!auth_.password.empty()) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "amq/detail/redis_client.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
 #include "amq/redis_bloom_filter.hpp"
@@ -12,6 +13,16 @@
 
 namespace amq::cli {
 namespace {
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+    else out += static_cast<char>(c);
+  }
+  return out;
+}
 
 void need_target(const RedisTarget& t) {
   if (t.url.empty()) throw Error(Errc::invalid_argument, "--redis URL is required");
@@ -84,7 +95,10 @@ int redis_info(const RedisTarget& t, bool json) {
   need_target(t);
   auto f = RedisBloomFilter::open(t.url, t.name);
   const RedisBloomInfo i = f.info();
-  std::vector<std::pair<std::string, std::string>> params{{"name", i.name}, {"server", t.url}};
+  // The server without the credentials the URL may carry.
+  const detail::RedisUrl u = detail::RedisUrl::parse(t.url);
+  const std::string server = u.endpoint() + (u.db ? "/" + std::to_string(u.db) : std::string());
+  std::vector<std::pair<std::string, std::string>> params{{"name", i.name}, {"server", server}};
   if (i.kind == Kind::scalable_bloom) {
     params.insert(params.end(), {{"initial_capacity", std::to_string(i.params.initial_capacity)},
                                  {"fpp", fmt::format("{:g}", i.params.fpp)},
@@ -105,7 +119,7 @@ int redis_info(const RedisTarget& t, bool json) {
   const bool exact = i.kind == Kind::scalable_bloom;
   if (json) {
     std::string ps, layers;
-    for (const auto& [k, v] : params) ps += fmt::format("{}\"{}\":\"{}\"", ps.empty() ? "" : ",", k, v);
+    for (const auto& [k, v] : params) ps += fmt::format("{}\"{}\":\"{}\"", ps.empty() ? "" : ",", k, json_escape(v));
     for (const auto& l : i.layers)
       layers += fmt::format("{}{{\"capacity\":{},\"items\":{},\"bits\":{},\"hashes\":{}}}", layers.empty() ? "" : ",",
                             l.capacity, l.items, l.bits, l.hashes);
