@@ -198,14 +198,14 @@ Loaded load(std::span<const std::byte> file, uint32_t hasher_id) {
   return out;
 }
 
-std::vector<Block> blocks_from_bitset(std::span<const std::byte> bitset) {
+BlockVector blocks_from_bitset(std::span<const std::byte> bitset) {
   if (bitset.empty() || bitset.size() % sizeof(Block) != 0)
     throw Error(bitset.empty() ? Errc::truncated : Errc::corrupt,
                 "Parquet bloom filter bitset of " + std::to_string(bitset.size()) +
                     " bytes: must be a non-zero multiple of 32 bytes");
   if (bitset.size() / sizeof(Block) > kMaxBlocks)
     throw Error(Errc::too_large, "Parquet bloom filter bitset: more than 2^32 blocks");
-  std::vector<Block> blocks(bitset.size() / sizeof(Block));
+  BlockVector blocks(bitset.size() / sizeof(Block));
   std::memcpy(blocks.data(), bitset.data(), bitset.size());
   return blocks;
 }

@@ -262,6 +262,23 @@ TEST(BlockedBloomFilter, RoundTripsAndRejectsBadFiles) {
   EXPECT_EQ(ParquetBloomFilter::from_parquet_bitset(std::span(bitset).first(64)).num_blocks(), 2u);
 }
 
+TEST(BlockedBloomFilter, LargeFiltersOnHugePageAllocations) {
+  // Past detail::kHugeThreshold the blocks come 2 MiB-aligned from the huge-page path.
+  auto f = BlockedBloomFilter::create(4'000'000, 0.01, 2);
+  ASSERT_GE(f.size_in_bytes(), detail::kHugeThreshold);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(f.blocks().data()) % detail::kHugePage, 0u);
+  for (uint64_t i = 0; i < 100000; ++i) f.insert(i * 7919);
+  auto copy = f;
+  EXPECT_TRUE(copy == f);
+  const auto g = BlockedBloomFilter::load(f.serialize());
+  EXPECT_TRUE(g == f);
+  const auto h = BlockedBloomFilter::from_parquet_bitset(f.to_parquet_bitset(), 2);
+  EXPECT_TRUE(h == f);
+  for (uint64_t i = 0; i < 100000; ++i) ASSERT_TRUE(h.contains(i * 7919));
+  copy = BlockedBloomFilter::create(10, 0.01, 2);  // a small one replaces a large one
+  EXPECT_EQ(copy.num_blocks(), BlockedBloomFilter::create(10, 0.01).num_blocks());
+}
+
 TEST(BlockedBloomFilter, AnySetBuildAddInfo) {
   const auto keys = test::random_keys(5000, 12);
   std::vector<Bytes> views;

@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "amq/detail/huge_pages.hpp"
 #include "amq/detail/prefetch.hpp"
 #include "amq/error.hpp"
 #include "amq/hash.hpp"
@@ -63,6 +64,9 @@ struct alignas(32) Block {
   uint32_t w[8];
 };
 static_assert(sizeof(Block) == 32);
+// Large filters get transparent huge pages: a lookup then costs one cache miss and
+// (almost) never a page walk.
+using BlockVector = std::vector<Block, HugePageAllocator<Block>>;
 
 inline uint64_t block_index(uint64_t hash, uint64_t num_blocks) noexcept { return ((hash >> 32) * num_blocks) >> 32; }
 
@@ -98,10 +102,10 @@ uint64_t approximate_element_count(std::span<const Block> blocks) noexcept;
 std::vector<std::byte> serialize(uint32_t hasher_id, uint64_t seed, std::span<const Block> blocks);
 struct Loaded {
   uint64_t seed;
-  std::vector<Block> blocks;
+  BlockVector blocks;
 };
 Loaded load(std::span<const std::byte> file, uint32_t hasher_id);
-std::vector<Block> blocks_from_bitset(std::span<const std::byte> bitset);
+BlockVector blocks_from_bitset(std::span<const std::byte> bitset);
 
 }  // namespace detail::sbbf
 
@@ -219,12 +223,12 @@ class BasicBlockedBloomFilter {
   }
 
  private:
-  BasicBlockedBloomFilter(std::vector<Block> blocks, uint64_t seed) : blocks_(std::move(blocks)) {
+  BasicBlockedBloomFilter(detail::sbbf::BlockVector blocks, uint64_t seed) : blocks_(std::move(blocks)) {
     hasher_.seed = seed;
   }
 
   Hasher hasher_{};
-  std::vector<Block> blocks_;
+  detail::sbbf::BlockVector blocks_;
   bool avx2_ = detail::sbbf::cpu_has_avx2();
 };
 
