@@ -57,6 +57,9 @@ bool CuckooTable::insert_at(uint64_t i1, uint32_t fp) {
   if (place(i1, fp)) return true;
   const uint64_t i2 = alt(i1, fp);
   if (place(i2, fp)) return true;
+  // Both buckets hold nothing but this fingerprint (2b copies of it): no eviction can
+  // make room, since every victim's other bucket is one of these two.
+  if (count_in(i1, fp) + count_in(i2, fp) == 2 * b_) return false;
 
   // Kick chain. Each step first looks for a fingerprint of the current (full) bucket
   // that can move to a free slot of its other bucket; failing that it evicts a random
