@@ -15,5 +15,8 @@ std::string fmt_double(double v);
 
 std::unique_ptr<AnySet> build_bloom(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_bloom(std::span<const std::byte> file, bool guava);
+std::unique_ptr<AnySet> build_gcs(const BuildOptions&, std::span<const Bytes>);
+std::unique_ptr<AnySet> load_gcs(std::span<const std::byte> file);
+std::unique_ptr<AnySet> load_gcs_outside(std::span<const std::byte> file, const LoadOptions& options);  // bip158, cache-digest
 
 }  // namespace amq::detail

@@ -62,6 +62,7 @@ std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::s
   }
   switch (kind) {
     case Kind::bloom: return detail::build_bloom(options, keys);
+    case Kind::gcs: return detail::build_gcs(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -69,6 +70,7 @@ std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::s
 
 std::vector<std::string> extra_option_names(Kind kind) {
   switch (kind) {
+    case Kind::gcs: return {"siphash-key", "golomb-p", "golomb-m"};
     default: return {};
   }
 }
@@ -84,9 +86,17 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
   const Container c = parse_container(file);
   switch (c.kind) {
     case Kind::bloom: return detail::load_bloom(file, false);
+    case Kind::gcs: return detail::load_gcs(file);
     default: break;
   }
   throw Error(Errc::unsupported, "reading a " + std::string(kind_name(c.kind)) + " is not available in this build");
+}
+
+std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, const LoadOptions& options) {
+  if (options.format == "bip158" || options.format == "cache-digest") return detail::load_gcs_outside(file, options);
+  for (const auto& [name, value] : options.extra)
+    throw Error(Errc::invalid_argument, "option --" + name + " does not apply to format '" + options.format + "'");
+  return load_set(file, options.format);
 }
 
 }  // namespace amq

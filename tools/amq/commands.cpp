@@ -24,6 +24,34 @@ std::unique_ptr<AnySet> load_path(const std::string& path, const std::string& fo
   }
 }
 
+// Loads FILE with format-specific options (bip158's --siphash-key, ...).
+std::unique_ptr<AnySet> load_path(const std::string& path, const LoadOptions& options) {
+  try {
+    return load_set(read_file(path), options);
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    if (msg.rfind(path, 0) == 0) throw;
+    throw Error(e.code(), path + ": " + msg);
+  }
+}
+
+// gcs --format bip158: the SipHash key and Golomb-Rice parameters.
+struct Bip158Opts {
+  std::string siphash_key;
+  uint64_t golomb_p = 19, golomb_m = 784931;
+  CLI::Option *key = nullptr, *p = nullptr, *m = nullptr;
+  void add(CLI::App& cmd) {
+    key = cmd.add_option("--siphash-key", siphash_key, "gcs --format bip158: the 16-byte SipHash key, 32 hex digits");
+    p = cmd.add_option("--golomb-p", golomb_p, "gcs --format bip158: Golomb-Rice parameter P (default 19)");
+    m = cmd.add_option("--golomb-m", golomb_m, "gcs --format bip158: range per element M (default 784931)");
+  }
+  void put(std::map<std::string, std::string>& extra) const {
+    if (*key) extra["siphash-key"] = siphash_key;
+    if (*p) extra["golomb-p"] = std::to_string(golomb_p);
+    if (*m) extra["golomb-m"] = std::to_string(golomb_m);
+  }
+};
+
 void save_path(const std::string& path, const AnySet& set) {
   try {
     write_output(path, set.serialize());
@@ -64,6 +92,7 @@ void add_build(CLI::App& app, int& status) {
     std::vector<std::string> files;
     bool parquet = false;
     double growth = 0, tightening = 0;
+    Bip158Opts bip158;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("build", "build a set from keys (lines of FILEs, or stdin)");
@@ -81,6 +110,7 @@ void add_build(CLI::App& app, int& status) {
   auto* growth = cmd->add_option("--growth", o->growth, "scalable kinds: size factor of each new layer (default 2)");
   auto* tight = cmd->add_option("--tightening", o->tightening,
                                 "scalable-bloom: error ratio of each new layer (default 0.5)");
+  o->bip158.add(*cmd);
   cmd->add_option("files", o->files, "key files (default: stdin)");
   cmd->callback([o, cap, growth, tight, &status] {
     const Kind kind = *kind_from_name(o->kind);
@@ -92,6 +122,7 @@ void add_build(CLI::App& app, int& status) {
     if (o->parquet) opt.extra["parquet"] = "1";
     if (*growth) opt.extra["growth"] = std::to_string(o->growth);
     if (*tight) opt.extra["tightening"] = std::to_string(o->tightening);
+    o->bip158.put(opt.extra);
     const KeyList keys = read_keys({}, o->files, o->key_type, true);
     const auto views = keys.views();
     auto set = build_set(kind, opt, views);
@@ -107,6 +138,7 @@ void add_query(CLI::App& app, int& status) {
     bool invert = false, count = false;
     KeyType key_type = KeyType::str;
     std::string format = "auto";
+    Bip158Opts bip158;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("query", "print the keys that may be in the set (like grep); exit 0 if any");
@@ -116,8 +148,11 @@ void add_query(CLI::App& app, int& status) {
   cmd->add_flag("-c,--count", o->count, "print only the number of keys selected");
   add_key_type_option(*cmd, o->key_type);
   cmd->add_option("--format", o->format, "file format: auto, amq, guava")->default_val("auto");
+  o->bip158.add(*cmd);
   cmd->callback([o, &status] {
-    auto set = load_path(o->file, o->format);
+    LoadOptions lo{.format = o->format, .extra = {}};
+    o->bip158.put(lo.extra);
+    auto set = load_path(o->file, lo);
     const KeyList keys = read_keys(o->keys, {}, o->key_type, false);
     const auto views = keys.views();
     std::unique_ptr<bool[]> hit(new bool[views.size() ? views.size() : 1]);
@@ -208,14 +243,18 @@ void add_info(CLI::App& app, int& status) {
     std::string file;
     bool json = false;
     std::string format = "auto";
+    Bip158Opts bip158;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("info", "describe a set file");
   cmd->add_option("file", o->file, "set file")->required();
   cmd->add_flag("--json", o->json, "one JSON object");
   cmd->add_option("--format", o->format, "file format: auto, amq, guava")->default_val("auto");
+  o->bip158.add(*cmd);
   cmd->callback([o, &status] {
-    const SetInfo i = load_path(o->file, o->format)->info();
+    LoadOptions lo{.format = o->format, .extra = {}};
+    o->bip158.put(lo.extra);
+    const SetInfo i = load_path(o->file, lo)->info();
     if (o->json) {
       std::string params;
       for (const auto& [k, v] : i.params)
