@@ -2,6 +2,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cmath>
 #include <memory>
@@ -308,8 +309,11 @@ std::vector<std::byte> CacheDigest::build(std::span<const Entry> entries, unsign
   if (log2_p > 31) throw Error(Errc::invalid_argument, "a cache digest's log2(P) is at most 31");
   unsigned log2_n = 0;
   if (entries.size() > 1) {
-    const double l = std::round(std::log2(static_cast<double>(entries.size())));
-    log2_n = static_cast<unsigned>(std::min(31.0, l));
+    // The nearest power of two (ties up), below 2^32.
+    const uint64_t count = entries.size();
+    const unsigned low = static_cast<unsigned>(63 - std::countl_zero(count));
+    const uint64_t lo = uint64_t{1} << low;
+    log2_n = std::min(31u, count - lo < 2 * lo - count ? low : low + 1);
   }
   const unsigned bits = log2_n + log2_p;
   std::vector<uint64_t> values;

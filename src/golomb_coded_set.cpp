@@ -33,9 +33,11 @@ uint64_t divisor_for(uint64_t m, GolombCodedSet::Coding coding) {
                                                   : uint64_t{1} << optimal_rice_bits(static_cast<double>(m));
 }
 
-// Bucket width W = 128·M, at most the whole range.
-uint64_t width_for(uint64_t m, uint64_t range) {
-  const unsigned __int128 w = static_cast<unsigned __int128>(m) * GolombCodedSet::kBucketKeys;
+// Bucket width W = k·M, at most the whole range.
+uint64_t width_for(uint64_t m, uint64_t range, GolombCodedSet::Coding coding) {
+  const uint64_t k = coding == GolombCodedSet::Coding::golomb ? GolombCodedSet::kGolombBucketKeys
+                                                              : GolombCodedSet::kRiceBucketKeys;
+  const unsigned __int128 w = static_cast<unsigned __int128>(m) * k;
   return w > range ? range : static_cast<uint64_t>(w);
 }
 
@@ -59,7 +61,7 @@ GolombCodedSet GolombCodedSet::from_hashes(std::vector<uint64_t> hashes, const O
     throw Error(Errc::too_large, "a Golomb-coded set of " + std::to_string(s.keys_) + " keys at this rate needs more than 63-bit hashes");
   s.range_ = static_cast<uint64_t>(range);
   s.divisor_ = divisor_for(s.m_, s.coding_);
-  s.width_ = width_for(s.m_, s.range_);
+  s.width_ = width_for(s.m_, s.range_, s.coding_);
   s.buckets_ = (s.range_ - 1) / s.width_ + 1;
   // Multiply-shift reduction is monotone: sorted hashes give sorted values.
   for (uint64_t& h : hashes) h = reduce(h, s.range_);
@@ -388,7 +390,7 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
     throw bad("range " + std::to_string(s.range_) + " is not keys x range per key");
   if (s.values_ > s.keys_) throw bad("more values than keys");
   if (s.divisor_ != divisor_for(s.m_, s.coding_)) throw bad("divisor " + std::to_string(s.divisor_) + " does not match M");
-  if (s.width_ != width_for(s.m_, s.range_)) throw bad("bucket width does not match M");
+  if (s.width_ != width_for(s.m_, s.range_, s.coding_)) throw bad("bucket width does not match M");
   s.buckets_ = (s.range_ - 1) / s.width_ + 1;
   if (s.values_ > s.stream_bits_) throw bad("more values than coded bits");
   // Sizes are checked against the real payload before anything is allocated.

@@ -549,6 +549,11 @@ TEST(CacheDigest, BuildParseRoundTrip) {
   EXPECT_EQ(amq::CacheDigest::parse(amq::CacheDigest::build(three, 5)).log2_n(), 2u);
   EXPECT_EQ(amq::CacheDigest::parse(amq::CacheDigest::build(std::span(three).first(1), 5)).log2_n(), 0u);
   EXPECT_TRUE(amq::CacheDigest::parse(amq::CacheDigest::build({}, 5)).values().empty());
+  // Nearest in value: 23 -> 16 (7 away, 32 is 9 away), 24 -> 32 (a tie goes up), 5 -> 4.
+  for (auto [count, log2n] : {std::pair{23, 4u}, {24, 5u}, {5, 2u}, {2, 1u}}) {
+    const std::vector<amq::CacheDigest::Entry> many(static_cast<size_t>(count), {"u", ""});
+    EXPECT_EQ(amq::CacheDigest::parse(amq::CacheDigest::build(many, 5)).log2_n(), log2n) << count;
+  }
   EXPECT_EQ(amq::CacheDigest::log2_p_for(1.0 / 8192), 13u);
 }
 

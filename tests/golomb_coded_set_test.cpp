@@ -115,14 +115,15 @@ TEST(GolombCodedSet, RiceIsSlightlyLargerThanGolomb) {
 TEST(GolombCodedSet, SerializeLoadRoundTrip) {
   for (double fpp : {0.5, 0.01, 1.0 / 256, std::ldexp(1.0, -36)}) {
     const auto keys = test::random_keys(20000, 21);
-    const auto s = GolombCodedSet::build(keys, {.fpp = fpp, .seed = 99});
+    const auto coding = fpp < 1e-9 ? GolombCodedSet::Coding::rice : GolombCodedSet::Coding::golomb;
+    const auto s = GolombCodedSet::build(keys, {.fpp = fpp, .coding = coding, .seed = 99});
     const auto file = s.serialize();
     const auto t = GolombCodedSet::load(file);
     EXPECT_TRUE(s == t);
     EXPECT_EQ(t.serialize(), file);
     EXPECT_EQ(t.seed(), 99u);
     for (const auto& k : keys) ASSERT_TRUE(t.contains(k));
-    // 16 buckets of ~38-bit codes overflow 16-bit offsets.
+    // 16 buckets of 128 ~38-bit codes overflow 16-bit offsets.
     EXPECT_EQ(t.offset_width(), fpp < 1e-9 ? 32u : 16u);
   }
   const std::vector<std::string> none;

@@ -16,12 +16,14 @@
 //  * Static: built once from all its keys, then read-only. Concurrent const calls are
 //    safe.
 //  * Queries do not decode from the start. The hash range is cut into buckets of
-//    W = 128·M values (about 128 keys each); the first value of a bucket is coded
-//    relative to the bucket's start, and a small index keeps each bucket's bit offset
-//    (a 64-bit offset every 16 buckets plus a 16-bit — or, when needed, 32-bit —
-//    offset per bucket: 20 bits per 128 keys, 0.16 bits/key). contains() decodes
-//    half a bucket on average (~64 codes); contains_many() sorts its queries and
-//    answers them in one pass. ≤ 9.7 bits/key in all at ε = 1/256.
+//    W = k·M values (about k keys each; k = 96 with Golomb coding, 128 with Rice);
+//    the first value of a bucket is coded relative to the bucket's start, and a small
+//    index keeps each bucket's bit offset (a 64-bit offset every 16 buckets plus a
+//    16-bit — or, when needed, 32-bit — offset per bucket: 20 bits per k keys, 0.21
+//    or 0.16 bits/key). contains() decodes half a bucket on average (~48 codes);
+//    contains_many() sorts its queries and answers them in one pass over the
+//    buckets. At ε = 1/256: 9.45 + 0.21 = 9.66 bits/key (Golomb), 9.51 + 0.16 = 9.67
+//    (Rice).
 //  * Coding: general Golomb with the optimal divisor (the default), or Rice — a
 //    power-of-two divisor, a little faster to decode and ~0.07 bits/key larger.
 //  * Hash: XXH3-64 with a seed by default; the range reduction is Lemire's
@@ -107,7 +109,10 @@ class GolombCodedSet {
     Coding coding = Coding::golomb;
     uint64_t seed = 0;              // hash seed
   };
-  static constexpr uint64_t kBucketKeys = 128;     // keys per index bucket, on average
+  // Keys per index bucket, on average: 96 with Golomb coding, 128 with Rice coding (whose
+  // codes are faster to decode and ~0.07 bits longer), so both stay <= 9.7 bits/key.
+  static constexpr uint64_t kGolombBucketKeys = 96;
+  static constexpr uint64_t kRiceBucketKeys = 128;
   static constexpr uint64_t kSuperblockBuckets = 16;
 
   GolombCodedSet();  // empty, M = 256
@@ -279,8 +284,8 @@ class CacheDigest {
     std::string_view url;
     std::string_view etag;  // with its quotes (and W/), or empty when not validated
   };
-  // N = the number of entries rounded to the nearest power of two (at least 1, below
-  // 2^32), P = 2^log2_p; log2(N) + log2(P) <= 62.
+  // N = the number of entries rounded to the nearest power of two (a tie, as 3 or 6,
+  // goes up; at least 1, at most 2^31), P = 2^log2_p (log2_p <= 31).
   static std::vector<std::byte> build(std::span<const Entry> entries, unsigned log2_p);
   // log2(P) for a target false-positive rate: round(log2(1/fpp)), at least 1.
   static unsigned log2_p_for(double fpp);
