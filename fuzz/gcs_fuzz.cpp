@@ -1,14 +1,25 @@
-// Fuzzes amq::GolombCodedSet::load (the amq container, Kind::gcs). A set that loads is
-// queried, iterated and re-serialized; the bytes must load again to an equal set.
+// Fuzzes amq::GolombCodedSet::load (the amq container, Kind::gcs). Inputs that are not
+// containers are split into params (the first 80 bytes) and payload and wrapped in a
+// valid container, so the fuzzer reaches the set's own checks behind the checksum. A set
+// that loads is queried, iterated and re-serialized; it must load again to an equal set.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
+#include <vector>
+
 #include "amq/error.hpp"
+#include "amq/format.hpp"
 #include "amq/golomb_coded_set.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
+  std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
+  std::vector<std::byte> wrapped;
+  if (!amq::has_container_magic(in)) {
+    const size_t split = std::min<size_t>(80, size);
+    wrapped = amq::write_container(amq::Kind::gcs, in.first(split), in.subspan(split));
+    in = wrapped;
+  }
   try {
     const auto s = amq::GolombCodedSet::load(in);
     uint64_t n = 0;

@@ -169,27 +169,30 @@ namespace {
 // Rice codes (u = 0) take a shorter dependency chain: length = q + 1 + c.
 template <bool kRice, class F>
 inline bool scan_window(uint64_t& w, unsigned& avail, uint64_t& pos, uint64_t end, uint64_t& cur, unsigned c,
-                        uint64_t u, uint64_t d, bool& decoded, F& f) noexcept {
+                        uint64_t u, uint64_t u_top, uint64_t d, bool& decoded, F& f) noexcept {
   for (;;) {
     const unsigned q = static_cast<unsigned>(std::countl_one(w));
     if (q + 1 + c > avail) return true;
-    const uint64_t x = (w << (q + 1)) >> (64 - c);
+    const uint64_t t = w << (q + 1);  // the remainder bits on top
+    const uint64_t x = t >> (64 - c);
     unsigned len;
     uint64_t r;
     if constexpr (kRice) {
       r = x;
       len = q + 1 + c;
+      w = t << c;
     } else {
-      const uint64_t hi = x >> 1;
-      const uint64_t short_code = hi < u;  // 0 or 1, as data: no branch
-      const uint64_t mask = 0 - short_code;
+      // Short iff the top c - 1 bits are below u, i.e. t < u << (65 - c): one compare
+      // on the critical path, and no branch.
+      const uint64_t short_code = t < u_top;
+      const uint64_t hi = x >> 1, mask = 0 - short_code;
       r = (hi & mask) | ((x - u) & ~mask);
       len = q + 1 + c - static_cast<unsigned>(short_code);
+      w = t << (c - short_code);
     }
     cur += uint64_t{q} * d + r;
     pos += len;
     avail -= len;
-    w <<= len;
     decoded = true;
     if (!f(cur) || pos >= end) return false;
   }
@@ -211,6 +214,8 @@ inline void GolombCodedSet::scan_bucket(uint64_t b, F&& f) const noexcept {
   for (uint64_t at = pos >> 3; at <= (end >> 3) + 8; at += 64) detail::prefetch(p + at);
   const unsigned c = rem_bits_;
   const uint64_t u = cutoff_, d = divisor_;
+  // For Golomb codes c >= 2 (u > 0 needs a divisor that is not a power of two).
+  const uint64_t u_top = u == 0 ? 0 : u << (65 - c);
   if (c == 0) {
     while (pos < end) {
       cur += decode_at(pos);
@@ -222,8 +227,8 @@ inline void GolombCodedSet::scan_bucket(uint64_t b, F&& f) const noexcept {
     uint64_t w = detail::load_be64(p + (pos >> 3)) << (pos & 7);
     unsigned avail = 57;
     bool decoded = false;
-    const bool more = u == 0 ? scan_window<true>(w, avail, pos, end, cur, c, u, d, decoded, f)
-                             : scan_window<false>(w, avail, pos, end, cur, c, u, d, decoded, f);
+    const bool more = u == 0 ? scan_window<true>(w, avail, pos, end, cur, c, u, u_top, d, decoded, f)
+                             : scan_window<false>(w, avail, pos, end, cur, c, u, u_top, d, decoded, f);
     if (!more) return;
     if (!decoded) {  // a quotient longer than the window
       cur += decode_at(pos);

@@ -101,14 +101,17 @@ double expected_golomb_bits(double mean_gap, uint64_t divisor) noexcept;
 
 // ---- amq's own Golomb-coded set ------------------------------------------------------
 
+enum class GcsCoding : uint8_t { golomb = 0, rice = 1 };
+struct GcsOptions {
+  double fpp = 1.0 / 256;                  // ε, in (0, 0.5]; the range per key M = round(1/ε)
+  GcsCoding coding = GcsCoding::golomb;
+  uint64_t seed = 0;                       // hash seed
+};
+
 class GolombCodedSet {
  public:
-  enum class Coding : uint8_t { golomb = 0, rice = 1 };
-  struct Options {
-    double fpp = 1.0 / 256;         // ε, in (0, 0.5]; the range per key M = round(1/ε)
-    Coding coding = Coding::golomb;
-    uint64_t seed = 0;              // hash seed
-  };
+  using Coding = GcsCoding;
+  using Options = GcsOptions;
   // Keys per index bucket, on average: 96 with Golomb coding, 128 with Rice coding (whose
   // codes are faster to decode and ~0.07 bits longer), so both stay <= 9.7 bits/key.
   static constexpr uint64_t kGolombBucketKeys = 96;
