@@ -69,17 +69,32 @@ GolombCodedSet GolombCodedSet::from_hashes(std::vector<uint64_t> hashes, const O
   s.values_ = hashes.size();
 
   const detail::GolombCode code(s.divisor_);
+  const bool rice = s.coding_ == Coding::rice;
+  const unsigned c = code.remainder_bits();
   detail::BitWriter w;
   std::vector<uint64_t> offsets(s.buckets_ + 1);
+  std::vector<uint64_t> gaps;
   size_t i = 0;
   for (uint64_t b = 0; b < s.buckets_; ++b) {
     offsets[b] = w.bit_size();
     uint64_t prev = b * s.width_;
     const uint64_t limit = b + 1 == s.buckets_ ? s.range_ : (b + 1) * s.width_;
+    gaps.clear();
     for (; i < hashes.size() && hashes[i] < limit; ++i) {
-      code.encode(w, hashes[i] - prev);
+      gaps.push_back(hashes[i] - prev);
       prev = hashes[i];
     }
+    if (!rice) {
+      for (uint64_t g : gaps) code.encode(w, g);
+      continue;
+    }
+    // Rice: the quotients in unary, then the c-bit remainders last one first, so the
+    // remainder of code i sits at (bucket end) - (i + 1)·c.
+    for (uint64_t g : gaps) {
+      w.put_run(true, g >> c);
+      w.put_bit(false);
+    }
+    for (size_t j = gaps.size(); j-- > 0;) w.put(gaps[j] & ((uint64_t{1} << c) - 1), c);
   }
   offsets[s.buckets_] = w.bit_size();
   s.stream_bits_ = w.bit_size();
@@ -216,6 +231,39 @@ inline void GolombCodedSet::scan_bucket(uint64_t b, F&& f) const noexcept {
   const uint64_t u = cutoff_, d = divisor_;
   // For Golomb codes c >= 2 (u > 0 needs a divisor that is not a power of two).
   const uint64_t u_top = u == 0 ? 0 : u << (65 - c);
+  if (coding_ == Coding::rice) {
+    // Quotients from the front, remainders from the back: two independent streams.
+    // Codes remain while the unary position is below end - i·c (they meet after the last).
+    uint64_t w = detail::load_be64(p + (pos >> 3)) << (pos & 7);
+    unsigned avail = 57;  // valid bits at the top of w
+    for (uint64_t i = 0;; ++i) {
+      if (pos >= end - i * c) return;  // the two streams met: no code left
+      unsigned q = static_cast<unsigned>(std::countl_one(w));
+      uint64_t quotient;
+      if (q >= avail) [[unlikely]] {  // the run may go past the window: reload here
+        w = detail::load_be64(p + (pos >> 3)) << (pos & 7);
+        q = static_cast<unsigned>(std::countl_one(w));
+        quotient = 0;
+        while (q >= 57) {  // a run longer than a window
+          quotient += 57;
+          pos += 57;
+          w = detail::load_be64(p + (pos >> 3)) << (pos & 7);
+          q = static_cast<unsigned>(std::countl_one(w));
+        }
+        avail = 57;
+      } else {
+        quotient = 0;
+      }
+      quotient += q;
+      pos += q + 1;
+      avail -= q + 1;
+      w <<= q + 1;
+      const uint64_t rem_at = end - (i + 1) * c;
+      const uint64_t r = c ? (detail::load_be64(p + (rem_at >> 3)) << (rem_at & 7)) >> (64 - c) : 0;
+      cur += (quotient << c) + r;
+      if (!f(cur)) return;
+    }
+  }
   if (c == 0) {
     while (pos < end) {
       cur += decode_at(pos);
@@ -283,28 +331,37 @@ std::vector<uint64_t> GolombCodedSet::decode_all() const {
   return out;
 }
 
-void GolombCodedSet::const_iterator::advance() noexcept {
+void GolombCodedSet::const_iterator::load_bucket() noexcept {
   const GolombCodedSet& s = *set_;
-  while (bucket_ < s.buckets_ && pos_ >= s.bucket_offset(bucket_ + 1)) ++bucket_;
-  if (bucket_ >= s.buckets_) {
-    bucket_ = s.buckets_;
-    pos_ = s.stream_bits_;
-    value_ = 0;
-    return;
+  values_.clear();
+  at_ = 0;
+  for (; bucket_ < s.buckets_; ++bucket_) {
+    s.scan_bucket(bucket_, [&](uint64_t v) {
+      values_.push_back(v);
+      return true;
+    });
+    if (!values_.empty()) {
+      value_ = values_[0];
+      return;
+    }
   }
-  const uint64_t prev = pos_ == s.bucket_offset(bucket_) ? bucket_ * s.width_ : value_;
-  value_ = prev + s.decode_at(pos_);
+  value_ = 0;
 }
 
 GolombCodedSet::const_iterator& GolombCodedSet::const_iterator::operator++() noexcept {
-  advance();
+  if (++at_ < values_.size()) {
+    value_ = values_[at_];
+  } else {
+    ++bucket_;
+    load_bucket();
+  }
   return *this;
 }
 
 GolombCodedSet::const_iterator GolombCodedSet::begin() const noexcept {
   const_iterator it;
   it.set_ = this;
-  it.advance();
+  it.load_bucket();
   return it;
 }
 
@@ -312,7 +369,6 @@ GolombCodedSet::const_iterator GolombCodedSet::end() const noexcept {
   const_iterator it;
   it.set_ = this;
   it.bucket_ = buckets_;
-  it.pos_ = stream_bits_;
   return it;
 }
 
@@ -452,11 +508,24 @@ void GolombCodedSet::validate() const {
     detail::BitReader rd(bytes, begin, end);
     uint64_t cur = b * width_;
     const uint64_t limit = b + 1 == buckets_ ? range_ : (b + 1) * width_;
+    const bool rice = coding_ == Coding::rice;
+    const unsigned c = code.remainder_bits();
     bool first = true;
-    while (rd.remaining()) {
+    for (uint64_t i = 0; rice ? rd.position() < end - std::min(end, i * c) : rd.remaining() > 0; ++i) {
       uint64_t d;
       try {
-        d = code.decode(rd);
+        if (rice) {
+          // The unary part must end before the remainders of the codes so far.
+          if (end - rd.position() < (i + 1) * c + 1) throw Error(Errc::truncated, "codes overlap their remainders");
+          detail::BitReader unary(bytes, rd.position(), end - (i + 1) * c);
+          const uint64_t q = unary.get_run(true);
+          rd = detail::BitReader(bytes, unary.position(), end);
+          detail::BitReader rem(bytes, end - (i + 1) * c, end - i * c);
+          if (q > (UINT64_MAX >> c)) throw Error(Errc::corrupt, "a value beyond 64 bits");
+          d = (q << c) | rem.get(c);
+        } else {
+          d = code.decode(rd);
+        }
       } catch (const Error& e) {
         throw bad("bucket " + std::to_string(b) + ": " + e.what());
       }

@@ -46,35 +46,38 @@ std::vector<uint64_t> model_values(const std::vector<std::string>& keys, uint64_
 TEST(GolombCodedSet, NoFalseNegativesFprOnMillionAbsentAndSpace) {
   const auto keys = test::random_keys(300'000, 11);
   const auto absent = absent_keys(1'000'000, 12, keys);
-  const auto s = GolombCodedSet::build(keys, {.fpp = 1.0 / 256});
-  EXPECT_EQ(s.key_count(), keys.size());
-  EXPECT_EQ(s.range_per_key(), 256u);
-  EXPECT_EQ(s.divisor(), 177u);
-  for (const auto& k : keys) ASSERT_TRUE(s.contains(k)) << "false negative";
-  size_t fp = 0;
-  for (const auto& k : absent) fp += s.contains(k);
-  const double rate = static_cast<double>(fp) / static_cast<double>(absent.size());
-  // Expected just under 1/256 = 0.0039; 1e6 samples give a standard error of 0.00006.
-  EXPECT_LT(rate, 1.0 / 256 + 0.0003) << fp;
-  EXPECT_GT(rate, 1.0 / 256 - 0.0005) << fp;
-  // Payload ~9.47 bits/key (the Golomb bound) plus the index.
-  const double bits = 8.0 * static_cast<double>(s.size_in_bytes()) / static_cast<double>(keys.size());
-  EXPECT_LE(bits, 9.7);
-  const double payload = static_cast<double>(s.stream_bits()) / static_cast<double>(keys.size());
-  EXPECT_LE(payload, std::log2(256.0) + 1.5);
-  EXPECT_LE(bits - payload, 0.5);
-  // contains_many sorts and merges: the same answers, in the caller's order.
-  std::vector<std::string> mixed(keys.begin(), keys.begin() + 50000);
-  mixed.insert(mixed.end(), absent.begin(), absent.begin() + 50000);
-  std::shuffle(mixed.begin(), mixed.end(), std::mt19937_64(3));
-  std::unique_ptr<bool[]> out(new bool[mixed.size()]);
-  const size_t found = s.contains_many(mixed, std::span<bool>(out.get(), mixed.size()));
-  size_t expect_found = 0;
-  for (size_t i = 0; i < mixed.size(); ++i) {
-    ASSERT_EQ(out[i], s.contains(mixed[i])) << i;
-    expect_found += out[i];
+  for (auto coding : {GolombCodedSet::Coding::rice, GolombCodedSet::Coding::golomb}) {
+    const auto s = GolombCodedSet::build(keys, {.fpp = 1.0 / 256, .coding = coding});
+    EXPECT_EQ(s.key_count(), keys.size());
+    EXPECT_EQ(s.range_per_key(), 256u);
+    EXPECT_EQ(s.divisor(), coding == GolombCodedSet::Coding::rice ? 128u : 177u);
+    for (const auto& k : keys) ASSERT_TRUE(s.contains(k)) << "false negative";
+    size_t fp = 0;
+    for (const auto& k : absent) fp += s.contains(k);
+    const double rate = static_cast<double>(fp) / static_cast<double>(absent.size());
+    // Expected just under 1/256 = 0.0039; 1e6 samples give a standard error of 0.00006.
+    EXPECT_LT(rate, 1.0 / 256 + 0.0003) << fp;
+    EXPECT_GT(rate, 1.0 / 256 - 0.0005) << fp;
+    // Payload ~9.45 (Golomb) or 9.51 (Rice) bits/key plus the index.
+    const double bits = 8.0 * static_cast<double>(s.size_in_bytes()) / static_cast<double>(keys.size());
+    EXPECT_LE(bits, 9.7);
+    const double payload = static_cast<double>(s.stream_bits()) / static_cast<double>(keys.size());
+    // The bound, log2(1/ε) + 1.5, holds for Golomb coding; Rice is ~0.07 longer.
+    EXPECT_LE(payload, std::log2(256.0) + (coding == GolombCodedSet::Coding::golomb ? 1.5 : 1.53));
+    EXPECT_LE(bits - payload, 0.5);
+    // contains_many sorts and merges: the same answers, in the caller's order.
+    std::vector<std::string> mixed(keys.begin(), keys.begin() + 50000);
+    mixed.insert(mixed.end(), absent.begin(), absent.begin() + 50000);
+    std::shuffle(mixed.begin(), mixed.end(), std::mt19937_64(3));
+    std::unique_ptr<bool[]> out(new bool[mixed.size()]);
+    const size_t found = s.contains_many(mixed, std::span<bool>(out.get(), mixed.size()));
+    size_t expect_found = 0;
+    for (size_t i = 0; i < mixed.size(); ++i) {
+      ASSERT_EQ(out[i], s.contains(mixed[i])) << i;
+      expect_found += out[i];
+    }
+    EXPECT_EQ(found, expect_found);
   }
-  EXPECT_EQ(found, expect_found);
 }
 
 TEST(GolombCodedSet, DecodeAllAndIterationMatchTheModel) {
@@ -113,18 +116,21 @@ TEST(GolombCodedSet, RiceIsSlightlyLargerThanGolomb) {
 }
 
 TEST(GolombCodedSet, SerializeLoadRoundTrip) {
-  for (double fpp : {0.5, 0.01, 1.0 / 256, std::ldexp(1.0, -36)}) {
-    const auto keys = test::random_keys(20000, 21);
-    const auto coding = fpp < 1e-9 ? GolombCodedSet::Coding::rice : GolombCodedSet::Coding::golomb;
-    const auto s = GolombCodedSet::build(keys, {.fpp = fpp, .coding = coding, .seed = 99});
-    const auto file = s.serialize();
-    const auto t = GolombCodedSet::load(file);
-    EXPECT_TRUE(s == t);
-    EXPECT_EQ(t.serialize(), file);
-    EXPECT_EQ(t.seed(), 99u);
-    for (const auto& k : keys) ASSERT_TRUE(t.contains(k));
-    // 16 buckets of 128 ~38-bit codes overflow 16-bit offsets.
-    EXPECT_EQ(t.offset_width(), fpp < 1e-9 ? 32u : 16u);
+  for (double fpp : {0.5, 0.3, 0.01, 1.0 / 256, std::ldexp(1.0, -36)}) {
+    for (auto coding : {GolombCodedSet::Coding::golomb, GolombCodedSet::Coding::rice}) {
+      const auto keys = test::random_keys(20000, 21);
+      const auto s = GolombCodedSet::build(keys, {.fpp = fpp, .coding = coding, .seed = 99});
+      const auto file = s.serialize();
+      const auto t = GolombCodedSet::load(file);
+      EXPECT_TRUE(s == t);
+      EXPECT_EQ(t.serialize(), file);
+      EXPECT_EQ(t.seed(), 99u);
+      EXPECT_EQ(t.coding(), coding);
+      for (const auto& k : keys) ASSERT_TRUE(t.contains(k));
+      EXPECT_EQ(t.decode_all(), model_values(keys, 99, s.range_per_key()));
+      // 16 buckets of 128 ~38-bit Rice codes overflow 16-bit offsets.
+      EXPECT_EQ(t.offset_width(), fpp < 1e-9 && coding == GolombCodedSet::Coding::rice ? 32u : 16u);
+    }
   }
   const std::vector<std::string> none;
   const auto empty = GolombCodedSet::build(none);

@@ -1,4 +1,4 @@
-// Golomb-coded set rows: GolombCodedSet (Golomb and Rice coding) at ε = 1/256, the
+// Golomb-coded set rows: GolombCodedSet (default Golomb coding, and Rice) at ε = 1/256, the
 // space target of issue 4 (<= 9.7 bits/key with the index), beside a BloomFilter at the
 // same rate so the lookup ratio (target: within 3x) is measured in the same run.
 #include <fmt/core.h>
