@@ -69,8 +69,6 @@ GolombCodedSet GolombCodedSet::from_hashes(std::vector<uint64_t> hashes, const O
   s.values_ = hashes.size();
 
   const detail::GolombCode code(s.divisor_);
-  const bool rice = s.coding_ == Coding::rice;
-  const unsigned c = code.remainder_bits();
   detail::BitWriter w;
   std::vector<uint64_t> offsets(s.buckets_ + 1);
   std::vector<uint64_t> gaps;
@@ -84,21 +82,19 @@ GolombCodedSet GolombCodedSet::from_hashes(std::vector<uint64_t> hashes, const O
       gaps.push_back(hashes[i] - prev);
       prev = hashes[i];
     }
-    if (!rice) {
-      for (uint64_t g : gaps) code.encode(w, g);
-      continue;
-    }
-    // Rice: the quotients in unary, then the c-bit remainders last one first, so the
-    // remainder of code i sits at (bucket end) - (i + 1)·c.
-    for (uint64_t g : gaps) {
-      w.put_run(true, g >> c);
+    // The remainders forward from the bucket's start, then the unary quotients last
+    // one first, so that read backwards from the bucket's end they come in order.
+    for (uint64_t g : gaps) code.encode_remainder(w, g % s.divisor_);
+    for (size_t j = gaps.size(); j-- > 0;) {
       w.put_bit(false);
+      w.put_run(true, gaps[j] / s.divisor_);
     }
-    for (size_t j = gaps.size(); j-- > 0;) w.put(gaps[j] & ((uint64_t{1} << c) - 1), c);
   }
   offsets[s.buckets_] = w.bit_size();
   s.stream_bits_ = w.bit_size();
-  s.stream_ = w.take();
+  const auto bytes = w.take();
+  s.stream_.assign(kGuardBytes, std::byte{0});
+  s.stream_.insert(s.stream_.end(), bytes.begin(), bytes.end());
   s.stream_.resize(s.stream_.size() + kGuardBytes, std::byte{0});
   s.rem_bits_ = code.remainder_bits();
   s.cutoff_ = code.cutoff();
@@ -134,154 +130,76 @@ uint64_t GolombCodedSet::hash_key(KeyView key) const {
                                      std::to_string(hasher_id_) + "): query it with contains_hash()");
 }
 
-// One gap at bit `pos` of the validated stream. Reads whole 64-bit windows: the
-// stream is followed by zero guard bytes, and validate() proved every code complete.
-uint64_t GolombCodedSet::decode_at(uint64_t& pos) const noexcept {
-  const std::byte* p = stream_.data();
-  uint64_t w = detail::load_be64(p + (pos >> 3)) << (pos & 7);  // >= 57 valid bits
-  uint64_t q = static_cast<uint64_t>(std::countl_one(w));
-  if (q >= 57) [[unlikely]] {
-    uint64_t total = 0;
-    while (q >= 57) {
-      total += 57;
-      pos += 57;
-      w = detail::load_be64(p + (pos >> 3)) << (pos & 7);
-      q = static_cast<uint64_t>(std::countl_one(w));
-    }
-    q += total;
-    pos += (q - total) + 1;
-    w = detail::load_be64(p + (pos >> 3)) << (pos & 7);
-  } else if (q + 1 + rem_bits_ <= 57) {
-    pos += q + 1;
-    w <<= q + 1;
-  } else {
-    pos += q + 1;
-    w = detail::load_be64(p + (pos >> 3)) << (pos & 7);
-  }
-  uint64_t r;
-  if (cutoff_ == 0) {
-    r = rem_bits_ ? w >> (64 - rem_bits_) : 0;
-    pos += rem_bits_;
-  } else {
-    r = w >> (65 - rem_bits_);
-    if (r < cutoff_) {
-      pos += rem_bits_ - 1;
-    } else {
-      r = (w >> (64 - rem_bits_)) - cutoff_;
-      pos += rem_bits_;
-    }
-  }
-  return q * divisor_ + r;
-}
-
-// Calls f(value) for the values of bucket b in order until f returns false. Decodes
-// from a 64-bit window refilled only when the next code may not fit in it, with the
-// truncated-binary choice made without a branch; codes too long for one window go
-// through decode_at.
 namespace {
 
-// The window loop of scan_bucket for one code shape; returns false once f says stop.
-// Rice codes (u = 0) take a shorter dependency chain: length = q + 1 + c.
-template <bool kRice, class F>
-inline bool scan_window(uint64_t& w, unsigned& avail, uint64_t& pos, uint64_t end, uint64_t& cur, unsigned c,
-                        uint64_t u, uint64_t u_top, uint64_t d, bool& decoded, F& f) noexcept {
-  for (;;) {
-    const unsigned q = static_cast<unsigned>(std::countl_one(w));
-    if (q + 1 + c > avail) return true;
-    const uint64_t t = w << (q + 1);  // the remainder bits on top
-    const uint64_t x = t >> (64 - c);
-    unsigned len;
-    uint64_t r;
-    if constexpr (kRice) {
-      r = x;
-      len = q + 1 + c;
-      w = t << c;
-    } else {
-      // Short iff the top c - 1 bits are below u, i.e. t < u << (65 - c): one compare
-      // on the critical path, and no branch.
-      const uint64_t short_code = t < u_top;
-      const uint64_t hi = x >> 1, mask = 0 - short_code;
-      r = (hi & mask) | ((x - u) & ~mask);
-      len = q + 1 + c - static_cast<unsigned>(short_code);
-      w = t << (c - short_code);
-    }
-    cur += uint64_t{q} * d + r;
-    pos += len;
-    avail -= len;
-    decoded = true;
-    if (!f(cur) || pos >= end) return false;
-  }
+// Bits [e - 57, e) of the stream, bit e - 1 in the lowest place (>= 57 valid bits; the
+// stream has zero guard bytes before it).
+inline uint64_t load_back(const std::byte* p, uint64_t e) noexcept {
+  const uint64_t last = (e - 1) >> 3;
+  return detail::load_be64(p + last - 7) >> (7 - ((e - 1) & 7));
 }
 
 }  // namespace
 
-// Calls f(value) for the values of bucket b in order until f returns false. Decodes
-// from a 64-bit window refilled only when the next code may not fit in it, with the
-// truncated-binary choice made without a branch; codes too long for one window go
-// through decode_at.
+// Calls f(value) for the values of bucket b in order until f returns false. A bucket
+// is two streams read at once: remainders forward from its start, unary quotients
+// backwards from its end; they meet after the last code. Each is read through a
+// 64-bit window refilled only when needed, and the truncated-binary choice is made
+// without a branch.
 template <class F>
 inline void GolombCodedSet::scan_bucket(uint64_t b, F&& f) const noexcept {
-  uint64_t pos = bucket_offset(b);
-  const uint64_t end = bucket_offset(b + 1);
+  uint64_t rpos = bucket_offset(b), upos = bucket_offset(b + 1);
   uint64_t cur = b * width_;
-  const std::byte* p = stream_.data();
+  const std::byte* p = stream_.data() + kGuardBytes;
   // A bucket is ~150 bytes: ask for all its cache lines at once, so their misses overlap.
-  for (uint64_t at = pos >> 3; at <= (end >> 3) + 8; at += 64) detail::prefetch(p + at);
+  for (uint64_t at = rpos >> 3; at <= (upos >> 3) + 8; at += 64) detail::prefetch(p + at);
+  if (rpos >= upos) return;
   const unsigned c = rem_bits_;
   const uint64_t u = cutoff_, d = divisor_;
-  // For Golomb codes c >= 2 (u > 0 needs a divisor that is not a power of two).
+  // Short remainder iff its top c - 1 bits are below u, i.e. the window < u << (65 - c).
   const uint64_t u_top = u == 0 ? 0 : u << (65 - c);
-  if (coding_ == Coding::rice) {
-    // Quotients from the front, remainders from the back: two independent streams.
-    // Codes remain while the unary position is below end - i·c (they meet after the last).
-    uint64_t w = detail::load_be64(p + (pos >> 3)) << (pos & 7);
-    unsigned avail = 57;  // valid bits at the top of w
-    for (uint64_t i = 0;; ++i) {
-      if (pos >= end - i * c) return;  // the two streams met: no code left
-      unsigned q = static_cast<unsigned>(std::countl_one(w));
-      uint64_t quotient;
-      if (q >= avail) [[unlikely]] {  // the run may go past the window: reload here
-        w = detail::load_be64(p + (pos >> 3)) << (pos & 7);
-        q = static_cast<unsigned>(std::countl_one(w));
-        quotient = 0;
-        while (q >= 57) {  // a run longer than a window
-          quotient += 57;
-          pos += 57;
-          w = detail::load_be64(p + (pos >> 3)) << (pos & 7);
-          q = static_cast<unsigned>(std::countl_one(w));
-        }
-        avail = 57;
-      } else {
-        quotient = 0;
+  uint64_t x = load_back(p, upos);
+  unsigned uav = 57;
+  uint64_t w = detail::load_be64(p + (rpos >> 3)) << (rpos & 7);
+  unsigned rav = 57;
+  while (rpos < upos) {
+    unsigned q = static_cast<unsigned>(std::countr_one(x));
+    uint64_t quotient = 0;
+    if (q >= uav) [[unlikely]] {  // the run may go past the window: reload here
+      x = load_back(p, upos);
+      q = static_cast<unsigned>(std::countr_one(x));
+      while (q >= 57) {  // a run longer than a window
+        quotient += 57;
+        upos -= 57;
+        x = load_back(p, upos);
+        q = static_cast<unsigned>(std::countr_one(x));
       }
-      quotient += q;
-      pos += q + 1;
-      avail -= q + 1;
-      w <<= q + 1;
-      const uint64_t rem_at = end - (i + 1) * c;
-      const uint64_t r = c ? (detail::load_be64(p + (rem_at >> 3)) << (rem_at & 7)) >> (64 - c) : 0;
-      cur += (quotient << c) + r;
-      if (!f(cur)) return;
+      uav = 57;
     }
-  }
-  if (c == 0) {
-    while (pos < end) {
-      cur += decode_at(pos);
-      if (!f(cur)) return;
+    quotient += q;
+    upos -= q + 1;
+    uav -= q + 1;
+    x >>= q + 1;
+    uint64_t r = 0;
+    if (u == 0) {  // Rice: fixed-width remainders, each loaded on its own (no refill branch)
+      if (c != 0) r = (detail::load_be64(p + (rpos >> 3)) << (rpos & 7)) >> (64 - c);
+      rpos += c;
+    } else {
+      if (rav < c) {
+        w = detail::load_be64(p + (rpos >> 3)) << (rpos & 7);
+        rav = 57;
+      }
+      const uint64_t top = w >> (64 - c);
+      const uint64_t short_code = w < u_top;  // 0 or 1, as data
+      const uint64_t mask = 0 - short_code;
+      r = ((top >> 1) & mask) | ((top - u) & ~mask);
+      const unsigned len = c - static_cast<unsigned>(short_code);
+      w <<= len;
+      rav -= len;
+      rpos += len;
     }
-    return;
-  }
-  while (pos < end) {
-    uint64_t w = detail::load_be64(p + (pos >> 3)) << (pos & 7);
-    unsigned avail = 57;
-    bool decoded = false;
-    const bool more = u == 0 ? scan_window<true>(w, avail, pos, end, cur, c, u, u_top, d, decoded, f)
-                             : scan_window<false>(w, avail, pos, end, cur, c, u, u_top, d, decoded, f);
-    if (!more) return;
-    if (!decoded) {  // a quotient longer than the window
-      cur += decode_at(pos);
-      if (!f(cur)) return;
-    }
+    cur += quotient * d + r;
+    if (!f(cur)) return;
   }
 }
 
@@ -411,7 +329,7 @@ std::vector<std::byte> GolombCodedSet::serialize() const {
   params.u64(width_);
   params.u64(stream_bits_);
   detail::ByteWriter payload;
-  payload.bytes(std::span(stream_).first((stream_bits_ + 7) / 8));
+  payload.bytes(std::span(stream_).subspan(kGuardBytes, (stream_bits_ + 7) / 8));
   payload.pad_to(8);
   for (uint64_t s : super_) payload.u64(s);
   if (wide_)
@@ -470,7 +388,8 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
     if (b != std::byte{0}) throw bad("nonzero padding after the stream");
   if (s.stream_bits_ % 8 && (static_cast<uint8_t>(stream.back()) & (0xffu >> (s.stream_bits_ % 8))))
     throw bad("nonzero padding bits after the stream");
-  s.stream_.assign(stream.begin(), stream.end());
+  s.stream_.assign(kGuardBytes, std::byte{0});
+  s.stream_.insert(s.stream_.end(), stream.begin(), stream.end());
   s.stream_.resize(s.stream_.size() + kGuardBytes, std::byte{0});
   s.super_.resize(static_cast<size_t>(supers));
   for (uint64_t& x : s.super_) x = r.u64();
@@ -500,32 +419,31 @@ void GolombCodedSet::validate() const {
   if (bucket_offset(0) != 0) throw bad("the first bucket does not start at bit 0");
   if (bucket_offset(buckets_) != stream_bits_) throw bad("the last bucket does not end at the stream's end");
   const detail::GolombCode code(divisor_);
-  const std::span<const std::byte> bytes(stream_.data(), (stream_bits_ + 7) / 8);
+  const std::span<const std::byte> bytes(stream_.data() + kGuardBytes, (stream_bits_ + 7) / 8);
   uint64_t count = 0;
   for (uint64_t b = 0; b < buckets_; ++b) {
     const uint64_t begin = bucket_offset(b), end = bucket_offset(b + 1);
     if (end < begin || end > stream_bits_) throw bad("bucket " + std::to_string(b) + " has offsets out of order");
-    detail::BitReader rd(bytes, begin, end);
     uint64_t cur = b * width_;
     const uint64_t limit = b + 1 == buckets_ ? range_ : (b + 1) * width_;
-    const bool rice = coding_ == Coding::rice;
-    const unsigned c = code.remainder_bits();
     bool first = true;
-    for (uint64_t i = 0; rice ? rd.position() < end - std::min(end, i * c) : rd.remaining() > 0; ++i) {
+    uint64_t rpos = begin, upos = end;
+    auto bit = [&](uint64_t t) { return (static_cast<uint8_t>(bytes[t >> 3]) >> (7 - (t & 7))) & 1; };
+    while (rpos < upos) {
       uint64_t d;
       try {
-        if (rice) {
-          // The unary part must end before the remainders of the codes so far.
-          if (end - rd.position() < (i + 1) * c + 1) throw Error(Errc::truncated, "codes overlap their remainders");
-          detail::BitReader unary(bytes, rd.position(), end - (i + 1) * c);
-          const uint64_t q = unary.get_run(true);
-          rd = detail::BitReader(bytes, unary.position(), end);
-          detail::BitReader rem(bytes, end - (i + 1) * c, end - i * c);
-          if (q > (UINT64_MAX >> c)) throw Error(Errc::corrupt, "a value beyond 64 bits");
-          d = (q << c) | rem.get(c);
-        } else {
-          d = code.decode(rd);
+        uint64_t q = 0;
+        while (upos > rpos && bit(upos - 1)) {
+          --upos;
+          ++q;
         }
+        if (upos == rpos) throw Error(Errc::truncated, "a unary quotient runs into the remainders");
+        --upos;  // its 0
+        detail::BitReader rd(bytes, rpos, upos);
+        const uint64_t r = code.decode_remainder(rd);
+        rpos = rd.position();
+        if (q > (UINT64_MAX - r) / divisor_) throw Error(Errc::corrupt, "a value beyond 64 bits");
+        d = q * divisor_ + r;
       } catch (const Error& e) {
         throw bad("bucket " + std::to_string(b) + ": " + e.what());
       }

@@ -22,13 +22,12 @@
 //    16-bit — or, when needed, 32-bit — offset per bucket: 20 bits per k keys, 0.16
 //    or 0.21 bits/key). contains() decodes half a bucket on average; contains_many()
 //    sorts its queries and answers them in one pass over the buckets they fall in.
-//  * Coding: general Golomb with the optimal divisor (the default; codes interleaved,
-//    truncated-binary remainders; payload <= log2(1/ε) + 1.5 bits/key), or Rice — a
-//    power-of-two divisor 2^B, B chosen for the shortest expected code, ~0.07
-//    bits/key longer; within a Rice bucket the unary quotients come first and the
-//    B-bit remainders are stored from the bucket's end backwards, so a query decodes
-//    two independent streams (~1.4x faster). At ε = 1/256: 9.45 + 0.21 = 9.66
-//    bits/key (Golomb), 9.51 + 0.16 = 9.67 (Rice).
+//  * Coding: general Golomb with the optimal divisor (the default; truncated-binary
+//    remainders; payload <= log2(1/ε) + 1.5 bits/key), or Rice — a power-of-two
+//    divisor 2^B, B chosen for the shortest expected code, ~0.07 bits/key longer.
+//    Within a bucket the remainders run forward from its start and the unary
+//    quotients backwards from its end, so a query decodes two independent streams.
+//    At ε = 1/256: 9.45 + 0.21 = 9.66 bits/key (Golomb), 9.51 + 0.16 = 9.67 (Rice).
 //  * Hash: XXH3-64 with a seed by default; the range reduction is Lemire's
 //    multiply-shift (amq::reduce), so values sorted by hash are sorted by value.
 //
@@ -219,7 +218,6 @@ class GolombCodedSet {
     const uint64_t base = super_[b / kSuperblockBuckets];
     return base + (wide_ ? rel32_[b] : rel16_[b]);
   }
-  uint64_t decode_at(uint64_t& pos) const noexcept;  // one gap at `pos`, unchecked
   template <class F>
   void scan_bucket(uint64_t b, F&& f) const noexcept;
   void build_index(const std::vector<uint64_t>& bucket_offsets);
@@ -232,7 +230,7 @@ class GolombCodedSet {
   bool wide_ = false;
   unsigned rem_bits_ = 0;  // c
   uint64_t cutoff_ = 0;    // u
-  std::vector<std::byte> stream_;  // stream bytes + 16 zero guard bytes
+  std::vector<std::byte> stream_;  // 16 zero guard bytes, the stream, 16 zero guard bytes
   std::vector<uint64_t> super_;    // bit offset of every 16th bucket
   std::vector<uint16_t> rel16_;    // bucket offset - its superblock's (buckets + 1 entries)
   std::vector<uint32_t> rel32_;

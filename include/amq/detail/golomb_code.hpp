@@ -33,11 +33,20 @@ class GolombCode {
   bool unary_ones() const noexcept { return unary_ones_; }
 
   void encode(BitWriter& w, uint64_t v) const {
-    const uint64_t q = v / divisor_, r = v % divisor_;
-    w.put_run(unary_ones_, q);
+    w.put_run(unary_ones_, v / divisor_);
     w.put_bit(!unary_ones_);
+    encode_remainder(w, v % divisor_);
+  }
+  // The remainder part alone (r < divisor), in truncated binary.
+  void encode_remainder(BitWriter& w, uint64_t r) const {
     if (r < cutoff_) w.put(r, bits_ - 1);
     else w.put(r + cutoff_, bits_);
+  }
+  uint64_t decode_remainder(BitReader& r) const {
+    if (cutoff_ == 0) return r.get(bits_);
+    uint64_t rem = r.get(bits_ - 1);
+    if (rem >= cutoff_) rem = ((rem << 1) | r.get(1)) - cutoff_;
+    return rem;
   }
 
   // Length in bits of the code of v.
@@ -50,13 +59,7 @@ class GolombCode {
   // a value beyond 64 bits.
   uint64_t decode(BitReader& r) const {
     const uint64_t q = r.get_run(unary_ones_);
-    uint64_t rem;
-    if (cutoff_ == 0) {
-      rem = r.get(bits_);
-    } else {
-      rem = r.get(bits_ - 1);
-      if (rem >= cutoff_) rem = ((rem << 1) | r.get(1)) - cutoff_;
-    }
+    const uint64_t rem = decode_remainder(r);
     if (q > (UINT64_MAX - rem) / divisor_) throw Error(Errc::corrupt, "Golomb code of a value beyond 64 bits");
     return q * divisor_ + rem;
   }
