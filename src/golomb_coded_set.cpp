@@ -311,7 +311,7 @@ bool GolombCodedSet::operator==(const GolombCodedSet& o) const noexcept {
 //         u64 keys, u64 values, u64 M, u64 range, u64 divisor, u64 bucket width,
 //         u64 stream bits
 // payload: stream (ceil(bits/8) bytes, zero-padded to 8), u64 superblock offsets
-//          (ceil((B+1)/16)), u16/u32 relative bucket offsets (B+1), zero-padded to 8.
+//          (ceil((B+1)/32)), u16/u32 relative bucket offsets (B+1), zero-padded to 8.
 
 std::vector<std::byte> GolombCodedSet::serialize() const {
   detail::ByteWriter params;
