@@ -66,6 +66,7 @@ std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::s
     case Kind::scalable_bloom: return detail::build_scalable_bloom(options, keys);
     case Kind::cuckoo: return detail::build_cuckoo(options, keys);
     case Kind::scalable_cuckoo: return detail::build_scalable_cuckoo(options, keys);
+    case Kind::gcs: return detail::build_gcs(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -77,6 +78,7 @@ std::vector<std::string> extra_option_names(Kind kind) {
     case Kind::scalable_bloom: return {"growth", "tightening"};
     case Kind::cuckoo: return {"fingerprint-bits", "bucket-size"};
     case Kind::scalable_cuckoo: return {"fingerprint-bits", "bucket-size", "growth"};
+    case Kind::gcs: return {"siphash-key", "golomb-p", "golomb-m"};
     default: return {};
   }
 }
@@ -97,9 +99,17 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
     case Kind::scalable_bloom: return detail::load_scalable_bloom(file);
     case Kind::cuckoo: return detail::load_cuckoo(file);
     case Kind::scalable_cuckoo: return detail::load_scalable_cuckoo(file);
+    case Kind::gcs: return detail::load_gcs(file);
     default: break;
   }
   throw Error(Errc::unsupported, "reading a " + std::string(kind_name(c.kind)) + " is not available in this build");
+}
+
+std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, const LoadOptions& options) {
+  if (options.format == "bip158" || options.format == "cache-digest") return detail::load_gcs_outside(file, options);
+  for (const auto& [name, value] : options.extra)
+    throw Error(Errc::invalid_argument, "option --" + name + " does not apply to format '" + options.format + "'");
+  return load_set(file, options.format);
 }
 
 }  // namespace amq

@@ -123,5 +123,6 @@ void bench_bloom_family(const Options&, const Dataset&, const Sink&);
 void bench_cuckoo(const Options&, const Dataset&, const Sink&);
 void bench_store(const Options&, const Dataset&, const Sink&);
 void bench_redis(const Options&, const Dataset&, const Sink&);
+void bench_gcs(const Options&, const Dataset&, const Sink&);
 
 }  // namespace amq::bench

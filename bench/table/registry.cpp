@@ -11,6 +11,7 @@ void run_all(const Options& options, const Sink& sink) {
       {"cuckoo", bench_cuckoo},
       {"store", bench_store},
       {"redis", bench_redis},
+      {"gcs", bench_gcs},
   };
   for (const auto& [name, fn] : benches) {
     if (!options.only.empty() && std::string(name).find(options.only) == std::string::npos) continue;

@@ -76,6 +76,15 @@ std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::s
 // Bloom filter bitset (blocked-bloom, XXH64). Throws amq::Error on any malformed input.
 std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_view format = "auto");
 
+// Loading with options: `format` as above, or an outside format that needs more than
+// the bytes ("bip158": --siphash-key, --golomb-p, --golomb-m in `extra`;
+// "cache-digest": base64url text).
+struct LoadOptions {
+  std::string format = "auto";
+  std::map<std::string, std::string> extra;  // by CLI option name
+};
+std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, const LoadOptions& options);
+
 // Kind-specific option names build_set accepts in BuildOptions::extra.
 std::vector<std::string> extra_option_names(Kind kind);
 

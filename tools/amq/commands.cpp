@@ -24,6 +24,34 @@ std::unique_ptr<AnySet> load_path(const std::string& path, const std::string& fo
   }
 }
 
+// Loads FILE with format-specific options (bip158's --siphash-key, ...).
+std::unique_ptr<AnySet> load_path(const std::string& path, const LoadOptions& options) {
+  try {
+    return load_set(read_file(path), options);
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    if (msg.rfind(path, 0) == 0) throw;
+    throw Error(e.code(), path + ": " + msg);
+  }
+}
+
+// gcs --format bip158: the SipHash key and Golomb-Rice parameters.
+struct Bip158Opts {
+  std::string siphash_key;
+  uint64_t golomb_p = 19, golomb_m = 784931;
+  CLI::Option *key = nullptr, *p = nullptr, *m = nullptr;
+  void add(CLI::App& cmd) {
+    key = cmd.add_option("--siphash-key", siphash_key, "gcs --format bip158: the 16-byte SipHash key, 32 hex digits");
+    p = cmd.add_option("--golomb-p", golomb_p, "gcs --format bip158: Golomb-Rice parameter P (default 19)");
+    m = cmd.add_option("--golomb-m", golomb_m, "gcs --format bip158: range per element M (default 784931)");
+  }
+  void put(std::map<std::string, std::string>& extra) const {
+    if (*key) extra["siphash-key"] = siphash_key;
+    if (*p) extra["golomb-p"] = std::to_string(golomb_p);
+    if (*m) extra["golomb-m"] = std::to_string(golomb_m);
+  }
+};
+
 void save_path(const std::string& path, const AnySet& set) {
   try {
     write_output(path, set.serialize());
@@ -66,6 +94,7 @@ void add_build(CLI::App& app, int& status) {
     double growth = 0, tightening = 0;
     uint32_t fingerprint_bits = 0, bucket_size = 0;
     RedisTarget redis;
+    Bip158Opts bip158;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("build", "build a set from keys (lines of FILEs, or stdin)");
@@ -86,6 +115,7 @@ void add_build(CLI::App& app, int& status) {
   auto* fbits = cmd->add_option("--fingerprint-bits", o->fingerprint_bits,
                                 "cuckoo kinds: fingerprint bits f, 4..32 (default: from --fpp)");
   auto* bsize = cmd->add_option("--bucket-size", o->bucket_size, "cuckoo kinds: slots per bucket, 2, 4 or 8");
+  o->bip158.add(*cmd);
   cmd->add_option("files", o->files, "key files (default: stdin)");
   cmd->add_option("--redis", o->redis.url, "add to a shared scalable-bloom in Redis: redis://[user:password@]host:port[/db]");
   cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
@@ -111,6 +141,7 @@ void add_build(CLI::App& app, int& status) {
     if (*tight) opt.extra["tightening"] = std::to_string(o->tightening);
     if (*fbits) opt.extra["fingerprint-bits"] = std::to_string(o->fingerprint_bits);
     if (*bsize) opt.extra["bucket-size"] = std::to_string(o->bucket_size);
+    o->bip158.put(opt.extra);
     const KeyList keys = read_keys({}, o->files, o->key_type, true);
     const auto views = keys.views();
     auto set = build_set(kind, opt, views);
@@ -127,6 +158,7 @@ void add_query(CLI::App& app, int& status) {
     KeyType key_type = KeyType::str;
     std::string format = "auto";
     RedisTarget redis;
+    Bip158Opts bip158;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("query", "print the keys that may be in the set (like grep); exit 0 if any");
@@ -138,6 +170,7 @@ void add_query(CLI::App& app, int& status) {
   cmd->add_option("--format", o->format, "file format: auto, amq, guava")->default_val("auto");
   cmd->add_option("--redis", o->redis.url, "query a filter in Redis: redis://[user:password@]host:port[/db]");
   cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
+  o->bip158.add(*cmd);
   cmd->callback([o, &status] {
     if (!o->redis.url.empty() || !o->redis.name.empty()) {
       std::vector<std::string> args = o->keys;  // with --redis, every positional is a key
@@ -146,7 +179,9 @@ void add_query(CLI::App& app, int& status) {
       return;
     }
     if (o->file.empty()) throw CLI::RequiredError("file");
-    auto set = load_path(o->file, o->format);
+    LoadOptions lo{.format = o->format, .extra = {}};
+    o->bip158.put(lo.extra);
+    auto set = load_path(o->file, lo);
     const KeyList keys = read_keys(o->keys, {}, o->key_type, false);
     const auto views = keys.views();
     std::unique_ptr<bool[]> hit(new bool[views.size() ? views.size() : 1]);
@@ -238,6 +273,7 @@ void add_info(CLI::App& app, int& status) {
     bool json = false;
     std::string format = "auto";
     RedisTarget redis;
+    Bip158Opts bip158;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("info", "describe a set file");
@@ -246,6 +282,7 @@ void add_info(CLI::App& app, int& status) {
   cmd->add_option("--format", o->format, "file format: auto, amq, guava")->default_val("auto");
   cmd->add_option("--redis", o->redis.url, "describe a filter in Redis: redis://[user:password@]host:port[/db]");
   cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
+  o->bip158.add(*cmd);
   cmd->callback([o, &status] {
     if (!o->redis.url.empty() || !o->redis.name.empty()) {
       if (!o->file.empty()) throw Error(Errc::invalid_argument, "give either a file or --redis, not both");
@@ -253,7 +290,9 @@ void add_info(CLI::App& app, int& status) {
       return;
     }
     if (o->file.empty()) throw CLI::RequiredError("file");
-    const SetInfo i = load_path(o->file, o->format)->info();
+    LoadOptions lo{.format = o->format, .extra = {}};
+    o->bip158.put(lo.extra);
+    const SetInfo i = load_path(o->file, lo)->info();
     if (o->json) {
       std::string params;
       for (const auto& [k, v] : i.params)

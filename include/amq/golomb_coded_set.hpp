@@ -1,0 +1,324 @@
+// amq/golomb_coded_set.hpp — Golomb-coded sets: the most compact static approximate
+// set amq has, and the outside formats built on the same coding (BIP158 block filters,
+// HTTP Cache Digests).
+//
+// A Golomb-coded set (GCS) hashes each key to a value in [0, N·M) — M is about 1/ε —
+// sorts the values, drops repeats, and writes the gaps between neighbours with a
+// Golomb code. The gaps are close to geometric with mean M, for which Golomb coding
+// with divisor ≈ 0.69·M is within 0.03 bits of the entropy: the payload is about
+// log2(1/ε) + 1.47 bits per key (9.47 at ε = 1/256), against 1.44·log2(1/ε) for a
+// Bloom filter.
+//
+// Guarantees
+//  * No false negatives: contains(k) is true for every key the set was built from.
+//  * False-positive rate at most about 1/M = ε for an absent key (N keys in a range of
+//    N·M values: 1 - (1 - 1/(N·M))^N < 1/M).
+//  * Static: built once from all its keys, then read-only. Concurrent const calls are
+//    safe.
+//  * Queries do not decode from the start. The hash range is cut into buckets of
+//    W = k·M values (about k keys each; k = 128 with Rice coding, 80 with Golomb);
+//    the first value of a bucket is coded relative to the bucket's start, and a small
+//    index keeps each bucket's bit offset (a 64-bit offset every 32 buckets plus a
+//    16-bit — or, when needed, 32-bit — offset per bucket: 18 bits per k keys, 0.14
+//    or 0.23 bits/key). contains() decodes half a bucket on average; contains_many()
+//    sorts its queries and answers them in one pass over the buckets they fall in.
+//  * Coding: general Golomb with the optimal divisor (the default; truncated-binary
+//    remainders; payload <= log2(1/ε) + 1.5 bits/key), or Rice — a power-of-two
+//    divisor 2^B, B chosen for the shortest expected code, ~0.07 bits/key longer.
+//    Within a bucket the remainders run forward from its start and the unary
+//    quotients backwards from its end, so a query decodes two independent streams.
+//    At ε = 1/256: 9.45 + 0.23 = 9.67 bits/key (Golomb), 9.51 + 0.14 = 9.66 (Rice).
+//  * Hash: XXH3-64 with a seed by default; the range reduction is Lemire's
+//    multiply-shift (amq::reduce), so values sorted by hash are sorted by value.
+//
+// Choose it over a Bloom or cuckoo filter when the set is built once and size matters
+// most (files sent over a network, cookies, block filters); it is slower to query
+// than a BloomFilter and cannot take inserts.
+//
+//   std::vector<std::string> keys = {"apple", "banana"};
+//   auto s = amq::GolombCodedSet::build(keys, {.fpp = 1.0 / 256});
+//   bool maybe = s.contains("apple");                   // true
+//   auto file = s.serialize();                          // amq container (Kind::gcs)
+//   auto again = amq::GolombCodedSet::load(file);
+//
+// The outside formats (all byte-exact, tested against their published vectors):
+//   golomb_encode/golomb_decode  any sorted list with any of the three gap rules
+//   Bip158Filter                 BIP158 basic block filters (SipHash-2-4, P = 19, M = 784931)
+//   CacheDigest                  draft-ietf-httpbis-cache-digest-02 digests (SHA-256, base64url)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "amq/hash.hpp"
+
+namespace amq {
+
+// ---- the gap coding, on its own ---------------------------------------------------
+
+enum class GapRule {
+  // d = v - previous (the first against 0); equal values give zero gaps (BIP158).
+  keep_duplicates,
+  // As keep_duplicates, but zero gaps are skipped (the seed's worked example).
+  skip_duplicates,
+  // d = v - previous - 1, the previous starting at -1; repeats skipped (Cache Digests).
+  minus_one,
+};
+
+struct GolombCoding {
+  uint64_t divisor = 64;    // Golomb divisor; a power of two is Rice coding
+  bool unary_ones = true;   // quotient as 1s ended by a 0; false: 0s ended by a 1
+  GapRule gaps = GapRule::skip_duplicates;
+};
+
+struct BitString {
+  std::vector<std::byte> bytes;  // MSB-first, the last byte zero-padded
+  uint64_t bits = 0;             // meaningful bits
+  uint64_t count = 0;            // values coded (after skipping repeats)
+  std::string to_string() const; // "0110..." of the meaningful bits
+};
+
+// Codes `sorted` (ascending; throws Errc::invalid_argument otherwise).
+BitString golomb_encode(std::span<const uint64_t> sorted, const GolombCoding& coding);
+// Decodes `count` values from bits [bit_begin, bit_end) of `data`; with no count,
+// decodes until no complete code is left (the remaining bits must then be zero).
+// Throws Errc::truncated or Errc::corrupt on malformed input.
+std::vector<uint64_t> golomb_decode(std::span<const std::byte> data, uint64_t bit_begin, uint64_t bit_end,
+                                    std::optional<uint64_t> count, const GolombCoding& coding);
+
+// The divisor that minimises the expected code length of geometric gaps of mean m
+// (m >= 1): the smallest d with (1 - 1/m)^d <= 1/2, about 0.69·m.
+uint64_t optimal_golomb_divisor(double mean_gap) noexcept;
+// The Rice parameter (log2 of the divisor) with the shortest expected code for gaps of
+// mean m: BIP158's P = 19 for M = 784931 = 1.497·2^19.
+unsigned optimal_rice_bits(double mean_gap) noexcept;
+// Expected bits per code for geometric gaps of mean m under `divisor`.
+double expected_golomb_bits(double mean_gap, uint64_t divisor) noexcept;
+
+// ---- amq's own Golomb-coded set ------------------------------------------------------
+
+enum class GcsCoding : uint8_t { golomb = 0, rice = 1 };
+struct GcsOptions {
+  double fpp = 1.0 / 256;                  // ε, in (0, 0.5]; the range per key M = round(1/ε)
+  GcsCoding coding = GcsCoding::golomb;
+  uint64_t seed = 0;                       // hash seed
+};
+
+class GolombCodedSet {
+ public:
+  using Coding = GcsCoding;
+  using Options = GcsOptions;
+  // Keys per index bucket, on average: 80 with Golomb coding, 128 with Rice coding (whose
+  // codes are faster to decode and ~0.07 bits longer), so both stay <= 9.7 bits/key.
+  static constexpr uint64_t kGolombBucketKeys = 80;
+  static constexpr uint64_t kRiceBucketKeys = 128;
+  static constexpr uint64_t kSuperblockBuckets = 32;
+
+  GolombCodedSet();  // empty, M = 256
+
+  // Builds from keys (anything KeyView accepts), hashed with `hasher` (Xxh3Hasher or
+  // Xxh64Hasher are remembered and used by contains(); a custom hasher's sets are
+  // queried with contains_hash(hasher(key))). Repeated keys count once.
+  template <class Keys, class Hasher = Xxh3Hasher>
+  static GolombCodedSet build(const Keys& keys, const Options& options = {}, Hasher hasher = {}) {
+    hasher.seed = options.seed;
+    std::vector<uint64_t> hashes;
+    hashes.reserve(std::size(keys));
+    for (const auto& k : keys) hashes.push_back(hasher(KeyView(k).bytes()));
+    return from_hashes(std::move(hashes), options, Hasher::id);
+  }
+  // Builds from 64-bit key hashes (any order, repeats allowed).
+  static GolombCodedSet from_hashes(std::vector<uint64_t> hashes, const Options& options,
+                                    uint32_t hasher_id = Xxh3Hasher::id);
+
+  // True if the key may be in the set. Throws Errc::unsupported for a set built with a
+  // custom hasher (use contains_hash).
+  bool contains(KeyView key) const { return contains_hash(hash_key(key)); }
+  bool contains_hash(uint64_t hash) const noexcept { return contains_value(reduce(hash, range_)); }
+  // Whether `value` (in [0, range())) is one of the coded values.
+  bool contains_value(uint64_t value) const noexcept;
+
+  // out[i] = contains(keys[i]); returns how many are true. Sorts the queries' values
+  // and answers them in one merge pass over the buckets they fall in.
+  template <class Keys>
+  size_t contains_many(const Keys& keys, std::span<bool> out) const {
+    std::vector<uint64_t> hashes;
+    hashes.reserve(std::size(keys));
+    for (const auto& k : keys) hashes.push_back(hash_key(KeyView(k)));
+    return contains_many_hashes(hashes, out);
+  }
+  size_t contains_many_hashes(std::span<const uint64_t> hashes, std::span<bool> out) const;
+
+  // Every coded value, ascending.
+  std::vector<uint64_t> decode_all() const;
+
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = uint64_t;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const uint64_t*;
+    using reference = uint64_t;
+    const_iterator() = default;
+    uint64_t operator*() const noexcept { return value_; }
+    const_iterator& operator++() noexcept;
+    const_iterator operator++(int) noexcept {
+      auto t = *this;
+      ++*this;
+      return t;
+    }
+    bool operator==(const const_iterator& o) const noexcept { return bucket_ == o.bucket_ && at_ == o.at_; }
+
+   private:
+    friend class GolombCodedSet;
+    const GolombCodedSet* set_ = nullptr;
+    uint64_t bucket_ = 0, value_ = 0;
+    size_t at_ = 0;                 // index of the current value in its bucket
+    std::vector<uint64_t> values_;  // the current bucket, decoded
+    void load_bucket() noexcept;    // from bucket_ on, the first bucket with values (or end)
+  };
+  // The coded values, ascending (decoded on the fly).
+  const_iterator begin() const noexcept;
+  const_iterator end() const noexcept;
+
+  uint64_t size() const noexcept { return values_; }      // distinct coded values
+  uint64_t key_count() const noexcept { return keys_; }   // distinct key hashes given
+  uint64_t range() const noexcept { return range_; }      // N·M
+  uint64_t range_per_key() const noexcept { return m_; }  // M
+  uint64_t divisor() const noexcept { return divisor_; }
+  Coding coding() const noexcept { return coding_; }
+  uint64_t seed() const noexcept { return seed_; }
+  uint32_t hasher_id() const noexcept { return hasher_id_; }
+  uint64_t stream_bits() const noexcept { return stream_bits_; }
+  uint64_t bucket_count() const noexcept { return buckets_; }
+  uint64_t bucket_width() const noexcept { return width_; }
+  unsigned offset_width() const noexcept { return wide_ ? 32 : 16; }
+  // Bytes of the coded stream plus the index (what a query needs in memory).
+  uint64_t size_in_bytes() const noexcept;
+  // The false-positive rate to expect: 1 - (1 - 1/range)^N.
+  double expected_fpp() const noexcept;
+
+  bool operator==(const GolombCodedSet& o) const noexcept;
+
+  // The amq container (Kind::gcs); load() checks every bucket decodes exactly.
+  std::vector<std::byte> serialize() const;
+  static GolombCodedSet load(std::span<const std::byte> file);
+
+ private:
+  struct Raw {};
+  explicit GolombCodedSet(Raw) {}
+  uint64_t hash_key(KeyView key) const;
+  uint64_t bucket_offset(uint64_t b) const noexcept {
+    const uint64_t base = super_[b / kSuperblockBuckets];
+    return base + (wide_ ? rel32_[b] : rel16_[b]);
+  }
+  template <class F>
+  void scan_bucket(uint64_t b, F&& f) const noexcept;
+  void build_index(const std::vector<uint64_t>& bucket_offsets);
+  void validate() const;
+
+  uint64_t keys_ = 0, values_ = 0, m_ = 256, range_ = 256, divisor_ = 178, width_ = 0, buckets_ = 1;
+  uint64_t stream_bits_ = 0, seed_ = 0;
+  uint32_t hasher_id_ = Xxh3Hasher::id;
+  Coding coding_ = Coding::golomb;
+  bool wide_ = false;
+  unsigned rem_bits_ = 0;  // c
+  uint64_t cutoff_ = 0;    // u
+  std::vector<std::byte> stream_;  // 16 zero guard bytes, the stream, 16 zero guard bytes
+  std::vector<uint64_t> super_;    // bit offset of every 32nd bucket
+  std::vector<uint16_t> rel16_;    // bucket offset - its superblock's (buckets + 1 entries)
+  std::vector<uint32_t> rel32_;
+};
+
+// ---- BIP158 basic block filters ----------------------------------------------------
+
+struct Bip158Params {
+  uint64_t k0 = 0, k1 = 0;  // SipHash key: bytes 0-7 and 8-15, little-endian
+  unsigned p = 19;          // Rice parameter (1..62)
+  uint64_t m = 784931;      // range per element: values in [0, N·M)
+  // k0/k1 from 16 key bytes — for a block filter, the first 16 bytes of the block hash
+  // in its internal (not the displayed, reversed) byte order.
+  static Bip158Params from_key(std::span<const std::byte> key16, unsigned p = 19, uint64_t m = 784931);
+  // From 32 hex digits (the CLI's --siphash-key).
+  static Bip158Params from_hex_key(std::string_view hex, unsigned p = 19, uint64_t m = 784931);
+};
+
+class Bip158Filter {
+ public:
+  // The filter of the distinct elements (repeats count once): CompactSize N, then the
+  // Golomb-Rice coded sorted hashes, zero-padded to a byte.
+  static std::vector<std::byte> build(std::span<const Bytes> elements, const Bip158Params& params);
+  // Parses and fully decodes a filter; throws amq::Error (truncated, corrupt) for
+  // anything but exactly N codes followed by at most 7 zero padding bits.
+  static Bip158Filter parse(std::span<const std::byte> filter, const Bip158Params& params);
+
+  // SipHash-2-4 of the element, reduced into [0, N·M).
+  uint64_t hash_element(Bytes element) const noexcept;
+  bool contains(Bytes element) const noexcept;
+  // Sorts the queries' hashes and merges them with the filter's (BIP158's MatchAny).
+  size_t contains_many(std::span<const Bytes> elements, std::span<bool> out) const;
+  bool match_any(std::span<const Bytes> elements) const;
+
+  uint64_t size() const noexcept { return n_; }
+  const Bip158Params& params() const noexcept { return params_; }
+  const std::vector<uint64_t>& values() const noexcept { return values_; }  // ascending
+  std::span<const std::byte> bytes() const noexcept { return bytes_; }
+
+ private:
+  Bip158Params params_;
+  uint64_t n_ = 0;
+  std::vector<uint64_t> values_;
+  std::vector<std::byte> bytes_;
+};
+
+// Bitcoin's CompactSize (1, 3, 5 or 9 bytes); read_compact_size rejects non-canonical
+// encodings and advances `pos`.
+void write_compact_size(std::vector<std::byte>& out, uint64_t v);
+uint64_t read_compact_size(std::span<const std::byte> data, size_t& pos);
+
+// ---- HTTP Cache Digests (draft-ietf-httpbis-cache-digest-02) --------------------------
+
+class CacheDigest {
+ public:
+  struct Entry {
+    std::string_view url;
+    std::string_view etag;  // with its quotes (and W/), or empty when not validated
+  };
+  // N = the number of entries rounded to the nearest power of two (a tie, as 3 or 6,
+  // goes up; at least 1, at most 2^31), P = 2^log2_p (log2_p <= 31).
+  static std::vector<std::byte> build(std::span<const Entry> entries, unsigned log2_p);
+  // log2(P) for a target false-positive rate: round(log2(1/fpp)), at least 1.
+  static unsigned log2_p_for(double fpp);
+  // Parses and decodes a digest (raw bytes); throws amq::Error when malformed.
+  static CacheDigest parse(std::span<const std::byte> digest);
+
+  // SHA-256 of URL then ETag, its first log2(N·P) bits (the top bits of the digest
+  // read as a big-endian integer, as H2O truncates it).
+  static uint64_t hash_value(std::string_view url, std::string_view etag, unsigned bits);
+  bool contains(std::string_view url, std::string_view etag = {}) const;
+  bool contains_value(uint64_t v) const noexcept;
+
+  unsigned log2_n() const noexcept { return log2_n_; }
+  unsigned log2_p() const noexcept { return log2_p_; }
+  const std::vector<uint64_t>& values() const noexcept { return values_; }
+  std::span<const std::byte> bytes() const noexcept { return bytes_; }
+
+ private:
+  unsigned log2_n_ = 0, log2_p_ = 0;
+  std::vector<uint64_t> values_;
+  std::vector<std::byte> bytes_;
+};
+
+// base64url without '=' padding (RFC 4648 §5), through OpenSSL.
+std::string base64url_encode(std::span<const std::byte> data);
+// Accepts the padded or unpadded form and surrounding whitespace; throws
+// Errc::corrupt for any other character or length.
+std::vector<std::byte> base64url_decode(std::string_view text);
+
+}  // namespace amq

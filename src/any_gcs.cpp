@@ -1,0 +1,189 @@
+// AnySet adapter for Golomb-coded sets (Kind::gcs): amq's own GolombCodedSet, raw
+// BIP158 filters ("bip158") and HTTP Cache Digests as base64url text ("cache-digest").
+#include <cmath>
+#include <string>
+
+#include "amq/error.hpp"
+#include "amq/golomb_coded_set.hpp"
+#include "any_adapters.hpp"
+
+namespace amq::detail {
+namespace {
+
+std::string hex_u64_le(uint64_t k) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (int i = 0; i < 8; ++i) {
+    const auto b = static_cast<uint8_t>(k >> (8 * i));
+    s += digits[b >> 4];
+    s += digits[b & 15];
+  }
+  return s;
+}
+
+uint64_t parse_u64(const std::map<std::string, std::string>& extra, const std::string& name, uint64_t fallback) {
+  const auto it = extra.find(name);
+  if (it == extra.end()) return fallback;
+  const std::string& v = it->second;
+  if (v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos)
+    throw Error(Errc::invalid_argument, "--" + name + " must be a positive integer, got '" + v + "'");
+  return std::stoull(v);
+}
+
+// The BIP158 parameters from --siphash-key, --golomb-p and --golomb-m. Without a key,
+// k0 = k1 = 0 and `has_key` is false.
+Bip158Params bip158_params(const std::map<std::string, std::string>& extra, bool& has_key) {
+  const uint64_t p = parse_u64(extra, "golomb-p", 19);
+  const uint64_t m = parse_u64(extra, "golomb-m", 784931);
+  if (p < 1 || p > 62) throw Error(Errc::invalid_argument, "--golomb-p must be in 1..62");
+  if (m < 1) throw Error(Errc::invalid_argument, "--golomb-m must be at least 1");
+  const auto it = extra.find("siphash-key");
+  has_key = it != extra.end();
+  if (!has_key) {
+    Bip158Params params;
+    params.p = static_cast<unsigned>(p);
+    params.m = m;
+    return params;
+  }
+  return Bip158Params::from_hex_key(it->second, static_cast<unsigned>(p), m);
+}
+
+void reject_bip158_options(const std::map<std::string, std::string>& extra, const std::string& format) {
+  for (const auto& [name, value] : extra)
+    if (name == "siphash-key" || name == "golomb-p" || name == "golomb-m")
+      throw Error(Errc::invalid_argument, "option --" + name + " applies to --format bip158, not " + format);
+}
+
+class AnyGcs final : public AnySet {
+ public:
+  explicit AnyGcs(GolombCodedSet s) : s_(std::move(s)) {}
+  Kind kind() const noexcept override { return Kind::gcs; }
+  bool contains(Bytes key) const override { return s_.contains(key); }
+  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
+    return s_.contains_many(keys, out);
+  }
+  SetInfo info() const override {
+    SetInfo i = make_info(Kind::gcs, s_.key_count(), serialize().size(), s_.expected_fpp());
+    i.params = {{"range_per_key", std::to_string(s_.range_per_key())},
+                {"coding", s_.coding() == GolombCodedSet::Coding::golomb ? "golomb" : "rice"},
+                {"divisor", std::to_string(s_.divisor())},
+                {"values", std::to_string(s_.size())},
+                {"stream_bits", std::to_string(s_.stream_bits())},
+                {"buckets", std::to_string(s_.bucket_count())},
+                {"offset_bits", std::to_string(s_.offset_width())},
+                {"hash", std::string(hasher_name(s_.hasher_id()))},
+                {"seed", std::to_string(s_.seed())}};
+    return i;
+  }
+  std::vector<std::byte> serialize() const override { return s_.serialize(); }
+
+ private:
+  GolombCodedSet s_;
+};
+
+class AnyBip158 final : public AnySet {
+ public:
+  AnyBip158(Bip158Filter f, bool has_key) : f_(std::move(f)), has_key_(has_key) {}
+  Kind kind() const noexcept override { return Kind::gcs; }
+  bool contains(Bytes key) const override {
+    need_key();
+    return f_.contains(key);
+  }
+  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
+    need_key();
+    return f_.contains_many(keys, out);
+  }
+  SetInfo info() const override {
+    const double n = static_cast<double>(f_.size());
+    const double fpp = f_.size() ? -std::expm1(n * std::log1p(-1.0 / (n * static_cast<double>(f_.params().m)))) : 0;
+    SetInfo i = make_info(Kind::gcs, f_.size(), f_.bytes().size(), fpp);
+    i.format = "bip158";
+    i.params = {{"golomb_p", std::to_string(f_.params().p)}, {"golomb_m", std::to_string(f_.params().m)}};
+    if (has_key_) i.params.emplace_back("siphash_key", hex_u64_le(f_.params().k0) + hex_u64_le(f_.params().k1));
+    return i;
+  }
+  std::vector<std::byte> serialize() const override { return {f_.bytes().begin(), f_.bytes().end()}; }
+
+ private:
+  void need_key() const {
+    if (!has_key_) throw Error(Errc::invalid_argument, "querying a BIP158 filter needs its --siphash-key");
+  }
+  Bip158Filter f_;
+  bool has_key_;
+};
+
+// A key is a URL, or "URL<TAB>ETag": the digest hashes the URL followed by the ETag.
+CacheDigest::Entry split_entry(Bytes key) {
+  const std::string_view s = as_chars(key);
+  const size_t tab = s.find('\t');
+  if (tab == std::string_view::npos) return {s, {}};
+  return {s.substr(0, tab), s.substr(tab + 1)};
+}
+
+class AnyCacheDigest final : public AnySet {
+ public:
+  explicit AnyCacheDigest(CacheDigest d) : d_(std::move(d)) {}
+  Kind kind() const noexcept override { return Kind::gcs; }
+  bool contains(Bytes key) const override {
+    const auto e = split_entry(key);
+    return d_.contains(e.url, e.etag);
+  }
+  SetInfo info() const override {
+    const double range = std::ldexp(1.0, static_cast<int>(d_.log2_n() + d_.log2_p()));
+    const double n = static_cast<double>(d_.values().size());
+    SetInfo i = make_info(Kind::gcs, d_.values().size(), d_.bytes().size(), n ? -std::expm1(n * std::log1p(-1.0 / range)) : 0);
+    i.format = "cache-digest";
+    i.params = {{"log2_n", std::to_string(d_.log2_n())},
+                {"log2_p", std::to_string(d_.log2_p())},
+                {"base64url", base64url_encode(d_.bytes())}};
+    return i;
+  }
+  std::vector<std::byte> serialize() const override {
+    const std::string text = base64url_encode(d_.bytes()) + "\n";
+    const auto b = as_bytes(text);
+    return {b.begin(), b.end()};
+  }
+
+ private:
+  CacheDigest d_;
+};
+
+}  // namespace
+
+std::unique_ptr<AnySet> build_gcs(const BuildOptions& o, std::span<const Bytes> keys) {
+  const std::string format = require_format(o, {"amq", "bip158", "cache-digest"}, Kind::gcs);
+  if (format == "bip158") {
+    bool has_key = false;
+    const Bip158Params params = bip158_params(o.extra, has_key);
+    if (!has_key) throw Error(Errc::invalid_argument, "--format bip158 needs --siphash-key HEX32");
+    return std::make_unique<AnyBip158>(Bip158Filter::parse(Bip158Filter::build(keys, params), params), true);
+  }
+  reject_bip158_options(o.extra, format);
+  if (format == "cache-digest") {
+    std::vector<CacheDigest::Entry> entries;
+    entries.reserve(keys.size());
+    for (Bytes k : keys) entries.push_back(split_entry(k));
+    return std::make_unique<AnyCacheDigest>(
+        CacheDigest::parse(CacheDigest::build(entries, CacheDigest::log2_p_for(o.fpp))));
+  }
+  GolombCodedSet::Options opt;
+  opt.fpp = o.fpp;
+  opt.seed = o.seed;
+  return std::make_unique<AnyGcs>(GolombCodedSet::build(keys, opt));
+}
+
+std::unique_ptr<AnySet> load_gcs(std::span<const std::byte> file) {
+  return std::make_unique<AnyGcs>(GolombCodedSet::load(file));
+}
+
+std::unique_ptr<AnySet> load_gcs_outside(std::span<const std::byte> file, const LoadOptions& o) {
+  if (o.format == "bip158") {
+    bool has_key = false;
+    const Bip158Params params = bip158_params(o.extra, has_key);
+    return std::make_unique<AnyBip158>(Bip158Filter::parse(file, params), has_key);
+  }
+  reject_bip158_options(o.extra, o.format);
+  return std::make_unique<AnyCacheDigest>(CacheDigest::parse(base64url_decode(as_chars(file))));
+}
+
+}  // namespace amq::detail

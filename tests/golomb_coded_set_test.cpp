@@ -1,0 +1,273 @@
+#include "amq/golomb_coded_set.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <unordered_set>
+
+#include "amq/any_set.hpp"
+#include "amq/detail/byte_io.hpp"
+#include "amq/error.hpp"
+#include "amq/format.hpp"
+#include "test_util.hpp"
+
+namespace amq {
+namespace {
+
+template <class F>
+void expect_errc(Errc code, F&& f) {
+  try {
+    f();
+    ADD_FAILURE() << "no amq::Error thrown";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+  }
+}
+
+std::vector<std::string> absent_keys(size_t n, uint64_t seed, const std::vector<std::string>& present) {
+  const std::unordered_set<std::string> in(present.begin(), present.end());
+  std::vector<std::string> out;
+  for (auto& k : test::random_keys(n + n / 8 + 100, seed, 30))
+    if (!in.count(k) && out.size() < n) out.push_back(std::move(k));
+  return out;
+}
+
+// The coded values, computed independently: reduce(xxh3(key), N·M), sorted, distinct.
+std::vector<uint64_t> model_values(const std::vector<std::string>& keys, uint64_t seed, uint64_t m) {
+  std::set<uint64_t> hashes;
+  for (const auto& k : keys) hashes.insert(Xxh3Hasher{seed}(as_bytes(k)));
+  std::set<uint64_t> values;
+  for (uint64_t h : hashes) values.insert(reduce(h, std::max<uint64_t>(hashes.size(), 1) * m));
+  return {values.begin(), values.end()};
+}
+
+TEST(GolombCodedSet, NoFalseNegativesFprOnMillionAbsentAndSpace) {
+  const auto keys = test::random_keys(300'000, 11);
+  const auto absent = absent_keys(1'000'000, 12, keys);
+  for (auto coding : {GolombCodedSet::Coding::rice, GolombCodedSet::Coding::golomb}) {
+    const auto s = GolombCodedSet::build(keys, {.fpp = 1.0 / 256, .coding = coding});
+    EXPECT_EQ(s.key_count(), keys.size());
+    EXPECT_EQ(s.range_per_key(), 256u);
+    EXPECT_EQ(s.divisor(), coding == GolombCodedSet::Coding::rice ? 128u : 177u);
+    for (const auto& k : keys) ASSERT_TRUE(s.contains(k)) << "false negative";
+    size_t fp = 0;
+    for (const auto& k : absent) fp += s.contains(k);
+    const double rate = static_cast<double>(fp) / static_cast<double>(absent.size());
+    // Expected just under 1/256 = 0.0039; 1e6 samples give a standard error of 0.00006.
+    EXPECT_LT(rate, 1.0 / 256 + 0.0003) << fp;
+    EXPECT_GT(rate, 1.0 / 256 - 0.0005) << fp;
+    // Payload ~9.45 (Golomb) or 9.51 (Rice) bits/key plus the index.
+    const double bits = 8.0 * static_cast<double>(s.size_in_bytes()) / static_cast<double>(keys.size());
+    EXPECT_LE(bits, 9.7);
+    const double payload = static_cast<double>(s.stream_bits()) / static_cast<double>(keys.size());
+    // The bound, log2(1/ε) + 1.5, holds for Golomb coding; Rice is ~0.07 longer.
+    EXPECT_LE(payload, std::log2(256.0) + (coding == GolombCodedSet::Coding::golomb ? 1.5 : 1.53));
+    EXPECT_LE(bits - payload, 0.5);
+    // contains_many sorts and merges: the same answers, in the caller's order.
+    std::vector<std::string> mixed(keys.begin(), keys.begin() + 50000);
+    mixed.insert(mixed.end(), absent.begin(), absent.begin() + 50000);
+    std::shuffle(mixed.begin(), mixed.end(), std::mt19937_64(3));
+    std::unique_ptr<bool[]> out(new bool[mixed.size()]);
+    const size_t found = s.contains_many(mixed, std::span<bool>(out.get(), mixed.size()));
+    size_t expect_found = 0;
+    for (size_t i = 0; i < mixed.size(); ++i) {
+      ASSERT_EQ(out[i], s.contains(mixed[i])) << i;
+      expect_found += out[i];
+    }
+    EXPECT_EQ(found, expect_found);
+  }
+}
+
+TEST(GolombCodedSet, DecodeAllAndIterationMatchTheModel) {
+  for (size_t n : {0, 1, 2, 127, 128, 129, 5000, 70000}) {
+    for (auto coding : {GolombCodedSet::Coding::golomb, GolombCodedSet::Coding::rice}) {
+      auto keys = test::random_keys(n, 100 + n, 6);
+      const std::vector<std::string> again(keys.begin(), keys.begin() + static_cast<long>(n / 3));
+      keys.insert(keys.end(), again.begin(), again.end());  // repeats count once
+      const auto s = GolombCodedSet::build(keys, {.fpp = 0.01, .coding = coding, .seed = 7});
+      const auto model = model_values(keys, 7, 100);
+      EXPECT_EQ(s.decode_all(), model) << n;
+      EXPECT_EQ(s.size(), model.size());
+      EXPECT_EQ(s.key_count(), n);
+      std::vector<uint64_t> iterated(s.begin(), s.end());
+      EXPECT_EQ(iterated, model);
+      for (uint64_t v : model) ASSERT_TRUE(s.contains_value(v));
+      // Every value between the coded ones is absent.
+      for (size_t i = 0; i + 1 < model.size() && i < 2000; ++i)
+        for (uint64_t v = model[i] + 1; v < model[i + 1] && v < model[i] + 5; ++v) ASSERT_FALSE(s.contains_value(v));
+      EXPECT_FALSE(s.contains_value(s.range()));
+      if (coding == GolombCodedSet::Coding::rice) {
+        EXPECT_EQ(std::popcount(s.divisor()), 1);
+      }
+    }
+  }
+}
+
+TEST(GolombCodedSet, RiceIsSlightlyLargerThanGolomb) {
+  const auto keys = test::random_keys(200000, 5);
+  const auto g = GolombCodedSet::build(keys, {.fpp = 1.0 / 256, .coding = GolombCodedSet::Coding::golomb});
+  const auto r = GolombCodedSet::build(keys, {.fpp = 1.0 / 256, .coding = GolombCodedSet::Coding::rice});
+  EXPECT_EQ(r.divisor(), 128u);
+  EXPECT_LT(g.stream_bits(), r.stream_bits());
+  EXPECT_EQ(g.decode_all(), r.decode_all());
+  for (size_t i = 0; i < keys.size(); i += 7) ASSERT_TRUE(r.contains(keys[i]));
+}
+
+TEST(GolombCodedSet, SerializeLoadRoundTrip) {
+  for (double fpp : {0.5, 0.3, 0.01, 1.0 / 256, std::ldexp(1.0, -36)}) {
+    for (auto coding : {GolombCodedSet::Coding::golomb, GolombCodedSet::Coding::rice}) {
+      const auto keys = test::random_keys(20000, 21);
+      const auto s = GolombCodedSet::build(keys, {.fpp = fpp, .coding = coding, .seed = 99});
+      const auto file = s.serialize();
+      const auto t = GolombCodedSet::load(file);
+      EXPECT_TRUE(s == t);
+      EXPECT_EQ(t.serialize(), file);
+      EXPECT_EQ(t.seed(), 99u);
+      EXPECT_EQ(t.coding(), coding);
+      for (const auto& k : keys) ASSERT_TRUE(t.contains(k));
+      EXPECT_EQ(t.decode_all(), model_values(keys, 99, s.range_per_key()));
+      // 32 buckets of 80 or 128 ~38-bit codes overflow 16-bit offsets.
+      EXPECT_EQ(t.offset_width(), fpp < 1e-9 ? 32u : 16u);
+    }
+  }
+  const std::vector<std::string> none;
+  const auto empty = GolombCodedSet::build(none);
+  const auto e2 = GolombCodedSet::load(empty.serialize());
+  EXPECT_EQ(e2.size(), 0u);
+  EXPECT_FALSE(e2.contains("x"));
+  EXPECT_EQ(e2.begin(), e2.end());
+  EXPECT_EQ(e2.expected_fpp(), 0.0);
+}
+
+struct Custom {
+  static constexpr uint32_t id = 1000;
+  uint64_t seed = 0;
+  uint64_t operator()(Bytes b) const noexcept { return XXH3_64bits_withSeed(b.data(), b.size(), seed + 1000); }
+};
+
+TEST(GolombCodedSet, Hashers) {
+  const auto keys = test::random_keys(3000, 31);
+  const auto s64 = GolombCodedSet::build(keys, {}, Xxh64Hasher{});
+  EXPECT_EQ(s64.hasher_id(), Xxh64Hasher::id);
+  const auto back = GolombCodedSet::load(s64.serialize());
+  for (const auto& k : keys) ASSERT_TRUE(back.contains(k));
+  const auto c = GolombCodedSet::build(keys, {}, Custom{});
+  expect_errc(Errc::unsupported, [&] { (void)c.contains(keys[0]); });
+  for (const auto& k : keys) ASSERT_TRUE(c.contains_hash(Custom{}(as_bytes(k))));
+}
+
+TEST(GolombCodedSet, RejectsBadOptions) {
+  const std::vector<std::string> keys = {"a"};
+  expect_errc(Errc::invalid_argument, [&] { GolombCodedSet::build(keys, {.fpp = 0.0}); });
+  expect_errc(Errc::invalid_argument, [&] { GolombCodedSet::build(keys, {.fpp = 0.7}); });
+  expect_errc(Errc::invalid_argument, [&] { GolombCodedSet::build(keys, {.fpp = 1e-15}); });
+}
+
+// Rewrites a container with changed params or payload (and a valid checksum).
+std::vector<std::byte> rewrite(std::span<const std::byte> file, const std::function<void(std::vector<std::byte>&)>& params,
+                               const std::function<void(std::vector<std::byte>&)>& payload) {
+  const Container c = parse_container(file);
+  std::vector<std::byte> p(c.params.begin(), c.params.end()), q(c.payload.begin(), c.payload.end());
+  if (params) params(p);
+  if (payload) payload(q);
+  return write_container(Kind::gcs, p, q);
+}
+
+void set_u64(std::vector<std::byte>& b, size_t at, uint64_t v) { detail::store_le64(b.data() + at, v); }
+
+TEST(GolombCodedSet, LoadRejectsCorruption) {
+  const auto keys = test::random_keys(3000, 41);
+  const auto s = GolombCodedSet::build(keys);
+  const auto file = s.serialize();
+  // Truncation at every length and any flipped byte: an error, never a crash.
+  for (size_t n = 0; n < file.size(); n += 7) {
+    try {
+      (void)GolombCodedSet::load(std::span(file).first(n));
+      ADD_FAILURE() << n;
+    } catch (const Error&) {
+    }
+  }
+  auto flipped = file;
+  flipped[file.size() / 2] ^= std::byte{0x10};
+  expect_errc(Errc::checksum_mismatch, [&] { GolombCodedSet::load(flipped); });
+  // Params offsets: 0 hasher, 4 coding, 5 width, 6 reserved, 8 seed, 16 keys, 24 values,
+  // 32 M, 40 range, 48 divisor, 56 bucket width, 64 stream bits.
+  expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { p[4] = std::byte{7}; }, {})); });
+  expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { p[5] = std::byte{8}; }, {})); });
+  expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { p[6] = std::byte{1}; }, {})); });
+  expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { set_u64(p, 32, 1); }, {})); });
+  expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { set_u64(p, 40, 12345); }, {})); });
+  expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { set_u64(p, 48, 178); }, {})); });
+  expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { set_u64(p, 24, 5000); }, {})); });
+  expect_errc(Errc::corrupt,
+              [&] { GolombCodedSet::load(rewrite(file, [&](auto& p) { set_u64(p, 24, s.size() - 1); }, {})); });
+  // Hostile sizes: a huge key count is refused by the payload size check, not allocated.
+  expect_errc(Errc::truncated, [&] {
+    GolombCodedSet::load(rewrite(file, [](auto& p) {
+      set_u64(p, 16, uint64_t{1} << 50);
+      set_u64(p, 40, uint64_t{256} << 50);
+    }, {}));
+  });
+  expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, {}, [](auto& q) { q.resize(q.size() + 8); })); });
+  // A bucket offset moved: the buckets no longer decode exactly.
+  const uint64_t stream_bytes = (s.stream_bits() + 7) / 8;
+  const size_t rel_at = static_cast<size_t>((stream_bytes + 7) / 8 * 8 + (s.bucket_count() + 1 + 31) / 32 * 8);
+  expect_errc(Errc::corrupt, [&] {
+    GolombCodedSet::load(rewrite(file, {}, [&](auto& q) { q[rel_at + 2 * 3] ^= std::byte{1}; }));
+  });
+  // Flipped stream bits: either still a well-formed set or an error.
+  for (size_t bit = 0; bit < 2000; bit += 13) {
+    const auto bad = rewrite(file, {}, [&](auto& q) { q[bit / 8] ^= std::byte(1u << (bit % 8)); });
+    try {
+      const auto t = GolombCodedSet::load(bad);
+      EXPECT_EQ(t.decode_all().size(), t.size());
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.code() == Errc::corrupt || e.code() == Errc::truncated) << e.what();
+    }
+  }
+}
+
+TEST(GolombCodedSet, AnySetAdapter) {
+  const auto keys = test::random_keys(10000, 51);
+  std::vector<Bytes> views;
+  for (const auto& k : keys) views.push_back(as_bytes(k));
+  BuildOptions o;
+  o.fpp = 0.001;
+  auto set = build_set(Kind::gcs, o, views);
+  EXPECT_EQ(set->kind(), Kind::gcs);
+  EXPECT_FALSE(set->is_dynamic());
+  expect_errc(Errc::unsupported, [&] { set->insert(views[0]); });
+  auto back = load_set(set->serialize());
+  for (Bytes k : views) ASSERT_TRUE(back->contains(k));
+  const SetInfo i = back->info();
+  EXPECT_EQ(i.items, keys.size());
+  EXPECT_EQ(i.format, "amq");
+  EXPECT_NEAR(i.fpp_expected, 0.001, 0.0001);
+  o.extra["golomb-p"] = "19";
+  expect_errc(Errc::invalid_argument, [&] { build_set(Kind::gcs, o, views); });
+  o.format = "bip158";
+  expect_errc(Errc::invalid_argument, [&] { build_set(Kind::gcs, o, views); });  // no key
+  o.extra["siphash-key"] = "000102030405060708090a0b0c0d0e0f";
+  auto bip = build_set(Kind::gcs, o, views);
+  EXPECT_EQ(bip->info().format, "bip158");
+  LoadOptions lo{.format = "bip158", .extra = {{"siphash-key", "000102030405060708090a0b0c0d0e0f"}}};
+  auto bip_back = load_set(bip->serialize(), lo);
+  for (Bytes k : views) ASSERT_TRUE(bip_back->contains(k));
+  EXPECT_EQ(bip_back->serialize(), bip->serialize());
+  auto keyless = load_set(bip->serialize(), LoadOptions{.format = "bip158", .extra = {}});
+  EXPECT_EQ(keyless->info().items, keys.size());
+  expect_errc(Errc::invalid_argument, [&] { (void)keyless->contains(views[0]); });
+  o.format = "cache-digest";
+  o.extra.clear();
+  auto cd = build_set(Kind::gcs, o, views);
+  auto cd_back = load_set(cd->serialize(), LoadOptions{.format = "cache-digest", .extra = {}});
+  for (Bytes k : views) ASSERT_TRUE(cd_back->contains(k));
+  EXPECT_EQ(cd_back->info().format, "cache-digest");
+  expect_errc(Errc::invalid_argument,
+              [&] { load_set(cd->serialize(), LoadOptions{.format = "amq", .extra = {{"golomb-p", "3"}}}); });
+}
+
+}  // namespace
+}  // namespace amq
