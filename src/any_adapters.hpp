@@ -15,5 +15,7 @@ std::string fmt_double(double v);
 
 std::unique_ptr<AnySet> build_bloom(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_bloom(std::span<const std::byte> file, bool guava);
+std::unique_ptr<AnySet> build_succinct(const BuildOptions&, std::span<const Bytes>);
+std::unique_ptr<AnySet> load_succinct(std::span<const std::byte> file);
 
 }  // namespace amq::detail

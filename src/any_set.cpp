@@ -62,6 +62,7 @@ std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::s
   }
   switch (kind) {
     case Kind::bloom: return detail::build_bloom(options, keys);
+    case Kind::succinct: return detail::build_succinct(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -84,6 +85,7 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
   const Container c = parse_container(file);
   switch (c.kind) {
     case Kind::bloom: return detail::load_bloom(file, false);
+    case Kind::succinct: return detail::load_succinct(file);
     default: break;
   }
   throw Error(Errc::unsupported, "reading a " + std::string(kind_name(c.kind)) + " is not available in this build");

@@ -38,5 +38,6 @@ void add_add(CLI::App& app, int& status);
 void add_remove(CLI::App& app, int& status);
 void add_info(CLI::App& app, int& status);
 void add_bench(CLI::App& app, int& status);
+void add_list(CLI::App& app, int& status);
 
 }  // namespace amq::cli

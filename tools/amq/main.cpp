@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   amq::cli::add_remove(app, status);
   amq::cli::add_info(app, status);
   amq::cli::add_bench(app, status);
+  amq::cli::add_list(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
