@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <string>
 
 #include "amq/detail/byte_io.hpp"
@@ -25,17 +28,17 @@ namespace {
 constexpr uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 
 // The four bit vectors of the payload, in file order, and whether each has select.
-enum Vec { kLouds, kLeaf, kHasTail, kTailEnd, kVecCount };
-constexpr bool kWithSelect[kVecCount] = {true, false, false, true};
-constexpr const char* kVecName[kVecCount] = {"label bitmap", "leaf bitmap", "tail bitmap", "tail-end bitmap"};
+enum Vec { kLouds, kLeaf, kTailMap, kVecCount };
+constexpr bool kWithSelect[kVecCount] = {true, false, true};
+constexpr const char* kVecName[kVecCount] = {"label bitmap", "leaf bitmap", "tail bitmap"};
 
 struct Shape {
   uint64_t bits[kVecCount];
   uint64_t ones[kVecCount];
 };
 
-Shape shape_of(uint64_t n, uint64_t nodes, uint64_t tails, uint64_t tail_bytes) {
-  return Shape{{2 * nodes - 1, nodes, n, tail_bytes}, {nodes, n, tails, tails}};
+Shape shape_of(uint64_t n, uint64_t nodes, uint64_t tail_bytes) {
+  return Shape{{2 * nodes - 1, nodes, nodes + tail_bytes}, {nodes, n, nodes}};
 }
 
 int compare_bytes(std::string_view a, std::span<const std::byte> b) noexcept {
@@ -64,7 +67,6 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
 
   detail::BitVector vec[kVecCount];
   std::string labels, tails;
-  uint64_t tail_count = 0;
   struct Part {
     size_t s, e, col;  // keys [s, e) share their first `col` bytes
   };
@@ -72,6 +74,7 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
   if (keys.empty()) {
     vec[kLouds].push_back(true);
     vec[kLeaf].push_back(false);
+    vec[kTailMap].push_back(true);
   } else {
     level.push_back({0, keys.size(), 0});
   }
@@ -83,21 +86,16 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
         const std::string_view rest = keys[p.s].substr(p.col);
         vec[kLouds].push_back(true);
         vec[kLeaf].push_back(true);
-        vec[kHasTail].push_back(!rest.empty());
-        if (!rest.empty()) {
-          ++tail_count;
-          tails.append(rest);
-          for (size_t i = 0; i < rest.size(); ++i) vec[kTailEnd].push_back(i + 1 == rest.size());
-        }
+        vec[kTailMap].push_back(true);
+        tails.append(rest);
+        for (size_t i = 0; i < rest.size(); ++i) vec[kTailMap].push_back(false);
         continue;
       }
       size_t s = p.s;
       const bool is_leaf = keys[s].size() == p.col;  // sorted: the shortest key comes first
       vec[kLeaf].push_back(is_leaf);
-      if (is_leaf) {
-        vec[kHasTail].push_back(false);
-        ++s;
-      }
+      vec[kTailMap].push_back(true);
+      if (is_leaf) ++s;
       for (size_t j = s; j < p.e;) {
         const size_t from = j;
         const char c = keys[from][p.col];
@@ -116,7 +114,6 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
   detail::ByteWriter params;
   params.u64(n);
   params.u64(nodes);
-  params.u64(tail_count);
   params.u64(tails.size());
   detail::ByteWriter payload;
   for (int i = 0; i < kVecCount; ++i) {
@@ -154,18 +151,16 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   SuccinctSet s{Raw{}};
   s.n_ = p.u64();
   s.nodes_ = p.u64();
-  s.tails_ = p.u64();
   s.tail_bytes_ = p.u64();
   p.expect_end();
   const uint64_t payload = c.payload.size();
   auto corrupt = [](const std::string& m) { return Error(Errc::corrupt, "succinct set: " + m); };
   // Every count is bounded by the payload before anything is derived from it.
-  if (s.nodes_ == 0 || s.nodes_ > payload * 4 + 1 || s.n_ > s.nodes_ || s.tails_ > s.n_ ||
-      s.tail_bytes_ > payload || s.tails_ > s.tail_bytes_)
+  if (s.nodes_ == 0 || s.nodes_ > payload * 4 + 1 || s.n_ > s.nodes_ || s.tail_bytes_ > payload)
     throw corrupt("impossible counts (" + std::to_string(s.n_) + " keys, " + std::to_string(s.nodes_) +
-                  " nodes, " + std::to_string(s.tails_) + " tails, " + std::to_string(s.tail_bytes_) +
+                  " nodes, " + std::to_string(s.tail_bytes_) +
                   " tail bytes) for a payload of " + std::to_string(payload) + " bytes");
-  const Shape shape = shape_of(s.n_, s.nodes_, s.tails_, s.tail_bytes_);
+  const Shape shape = shape_of(s.n_, s.nodes_, s.tail_bytes_);
   uint64_t expect = 0;
   for (int i = 0; i < kVecCount; ++i) {
     const detail::DirectoryShape d = Bits::shape(shape.bits[i], shape.ones[i], kWithSelect[i]);
@@ -178,7 +173,7 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
 
   // The payload is 8-aligned in the file, and the file is 8-aligned in memory.
   const uint64_t* at = reinterpret_cast<const uint64_t*>(c.payload.data());
-  Bits* views[kVecCount] = {&s.louds_, &s.leaf_, &s.has_tail_, &s.tail_end_};
+  Bits* views[kVecCount] = {&s.louds_, &s.leaf_, &s.tail_map_};
   for (int i = 0; i < kVecCount; ++i) {
     const detail::DirectoryShape d = Bits::shape(shape.bits[i], shape.ones[i], kWithSelect[i]);
     const std::span<const uint64_t> words(at, d.words), dir(at + d.words, d.directory_words());
@@ -197,7 +192,7 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   for (uint64_t i = s.tail_bytes_; i < pad8(s.tail_bytes_); ++i)
     if (s.tail_[i] != 0) throw corrupt("non-zero padding after the tails");
   if (!s.louds_.get(s.louds_.size() - 1)) throw corrupt("label bitmap does not end with a node");
-  if (s.tail_bytes_ > 0 && !s.tail_end_.get(s.tail_bytes_ - 1)) throw corrupt("tail area ends inside a tail");
+  if (!s.tail_map_.get(0)) throw corrupt("tail bitmap does not start with a node");
   s.payload_bytes_ = payload;
   s.storage_ = std::move(storage);
   s.validate_trie();
@@ -216,11 +211,12 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
 // One pass over the nodes: every edge points to a later node (so the trie is a tree
 // and every walk ends), labels of a node strictly increase (so order is sorted),
 // every node without children ends a key, and only such nodes have tails.
-void SuccinctSet::validate_trie() const {
+void SuccinctSet::validate_trie() {
   auto corrupt = [](const std::string& m) { return Error(Errc::corrupt, "succinct set: " + m); };
   const uint64_t nw = (louds_.size() + 63) / 64;
   const uint64_t* words = louds_.words();
-  uint64_t v = 0, start = 0, leaf_rank = 0;
+  uint64_t v = 0, start = 0, tails = 0;
+  uint64_t t_at = 0;  // position of node v's 1 in the tail bitmap
   for (uint64_t w = 0; w < nw; ++w) {
     for (uint64_t x = words[w]; x; x &= x - 1) {
       const uint64_t q = (w << 6) + static_cast<uint64_t>(__builtin_ctzll(x));
@@ -231,16 +227,19 @@ void SuccinctSet::validate_trie() const {
           if (labels_[first + i] <= labels_[first + i - 1])
             throw corrupt("labels of node " + std::to_string(v) + " are not strictly increasing");
       }
-      if (leaf_.get(v)) {
-        if (k > 0 && has_tail_.get(leaf_rank)) throw corrupt("node " + std::to_string(v) + " has children and a tail");
-        ++leaf_rank;
-      } else if (k == 0 && !(v == 0 && n_ == 0)) {
+      if (!leaf_.get(v) && k == 0 && !(v == 0 && n_ == 0))
         throw corrupt("node " + std::to_string(v) + " has neither children nor a key");
+      const uint64_t t_next = tail_map_.next_one(t_at + 1);
+      if (t_next - t_at > 1) {
+        if (k > 0) throw corrupt("node " + std::to_string(v) + " has children and a tail");
+        ++tails;
       }
+      t_at = t_next;
       start = q + 1;
       ++v;
     }
   }
+  tails_ = tails;
 }
 
 std::vector<std::byte> SuccinctSet::serialize() const {
@@ -249,24 +248,23 @@ std::vector<std::byte> SuccinctSet::serialize() const {
 
 // ---- queries -----------------------------------------------------------------
 
-std::string_view SuccinctSet::tail_of(uint64_t v) const noexcept {
-  const uint64_t lr = leaf_.rank1(v);
-  if (!has_tail_.get(lr)) return {};
-  const uint64_t k = has_tail_.rank1(lr);
-  const uint64_t s = k ? tail_end_.select1(k - 1) + 1 : 0;
-  const uint64_t e = tail_end_.next_one(s) + 1;
-  return {reinterpret_cast<const char*>(tail_ + s), e - s};
+template <bool Hw>
+[[gnu::always_inline]] inline std::string_view SuccinctSet::tail_of_t(uint64_t v) const noexcept {
+  // Node v's 1 in the tail bitmap is followed by a 0 per tail byte.
+  const uint64_t at = v == 0 ? 0 : tail_map_.select1<Hw>(v);
+  const uint64_t len = tail_map_.next_one(at + 1) - at - 1;
+  return {reinterpret_cast<const char*>(tail_ + (at - v)), len};
 }
 
-bool SuccinctSet::contains(KeyView key) const noexcept {
-  if (n_ == 0) return false;
-  const Bytes b = key.bytes();
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(b.data());
-  const size_t len = b.size();
+// The descent of contains(), compiled twice: with the popcnt instruction (chosen at
+// run time when the CPU has it) and without.
+template <bool Hw>
+[[gnu::always_inline]] inline bool SuccinctSet::contains_t(const uint8_t* p, size_t len) const noexcept {
   uint64_t v = 0, st = 0;
+  const uint8_t* labels_end = labels_ + (nodes_ - 1);
   for (size_t d = 0;; ++d) {
     if (louds_.get(st)) {  // no children: a leaf, maybe with a tail
-      const std::string_view t = tail_of(v);
+      const std::string_view t = tail_of_t<Hw>(v);
       return t.size() == len - d && (t.empty() || std::memcmp(t.data(), p + d, t.size()) == 0);
     }
     if (d == len) return leaf_.get(v);
@@ -274,18 +272,38 @@ bool SuccinctSet::contains(KeyView key) const noexcept {
     const uint8_t* lab = labels_ + (st - v);
     const uint64_t k = en - st;
     const uint8_t c = p[d];
-    uint64_t j = 0;
-    if (k <= 16) {
-      while (j < k && lab[j] < c) ++j;
-      if (j == k || lab[j] != c) return false;
-    } else {
+    uint64_t j;
+#if defined(__SSE2__)
+    if (k <= 16 && labels_end - lab >= 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lab));
+      const uint32_t m = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(static_cast<char>(c))))) &
+                         ((1u << k) - 1);
+      if (m == 0) return false;
+      j = static_cast<uint64_t>(__builtin_ctz(m));
+    } else
+#endif
+    {
       const void* hit = std::memchr(lab, c, k);
       if (!hit) return false;
       j = static_cast<uint64_t>(static_cast<const uint8_t*>(hit) - lab);
     }
     v = st - v + 1 + j;
-    st = louds_.select1(v - 1) + 1;
+    st = louds_.select1<Hw>(v - 1) + 1;
   }
+}
+
+__attribute__((target("popcnt"))) bool SuccinctSet::contains_hw(const uint8_t* p, size_t len) const noexcept {
+  return contains_t<true>(p, len);
+}
+
+bool SuccinctSet::contains_sw(const uint8_t* p, size_t len) const noexcept { return contains_t<false>(p, len); }
+
+bool SuccinctSet::contains(KeyView key) const noexcept {
+  if (n_ == 0) return false;
+  static const bool hw = __builtin_cpu_supports("popcnt");
+  const Bytes b = key.bytes();
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(b.data());
+  return hw ? contains_hw(p, b.size()) : contains_sw(p, b.size());
 }
 
 // Keys < key = the sum over levels of the leaves left of a cut through each level.
@@ -401,7 +419,7 @@ SuccinctSet::Layout SuccinctSet::layout() const {
   };
   l.label_bitmap = bits(louds_);
   l.leaf_bitmap = bits(leaf_);
-  l.tail_bitmap = bits(has_tail_);
+  l.tail_bitmap = bits(tail_map_);
   return l;
 }
 

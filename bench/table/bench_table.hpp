@@ -119,5 +119,6 @@ inline void finish_row(Row& row, const Dataset& d) {
 
 // One function per structure family; each appends its rows (and its peers' rows).
 void bench_bloom(const Options&, const Dataset&, const Sink&);
+void bench_succinct(const Options&, const Dataset&, const Sink&);
 
 }  // namespace amq::bench

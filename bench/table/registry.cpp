@@ -7,6 +7,7 @@ void run_all(const Options& options, const Sink& sink) {
   using Fn = void (*)(const Options&, const Dataset&, const Sink&);
   const std::pair<const char*, Fn> benches[] = {
       {"bloom", bench_bloom},
+      {"succinct", bench_succinct},
   };
   for (const auto& [name, fn] : benches) {
     if (!options.only.empty() && std::string(name).find(options.only) == std::string::npos) continue;

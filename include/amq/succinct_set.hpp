@@ -13,8 +13,15 @@
 //    key_at(i) its inverse, computed from the level-order layout (each trie level
 //    is itself in sorted order), so the set is also an order-preserving, minimal
 //    perfect key -> id map.
-// The bitmaps carry poppy-style rank/select directories (amq/detail/rank_select.hpp)
-// of ~3% with 64-bit positions, so sets beyond 4 GiB of key bytes work.
+// The bitmaps carry poppy-style rank/select directories (amq/detail/rank_select.hpp,
+// 3% for rank plus 64 bits per 512 ones for select) with 64-bit positions, so sets
+// beyond 4 GiB of key bytes work.
+//
+// Costs: contains() is one select per trie level on the key's path (plus one for a
+// tail). index_of(), rank() and key_at() also walk the levels below the key (a
+// cut through each level, counted with rank), so they cost O(height of the trie)
+// selects: fine for word lists and random keys, slow for adversarial sets with
+// thousands of levels.
 //
 // Guarantees
 //  * Exact: contains() has no false positives and no false negatives.
@@ -78,8 +85,8 @@ class SuccinctSet {
     std::string labels;
     std::string label_bitmap;  // a 0 per label, a 1 closing each node, level order
     std::string leaf_bitmap;   // per node: a key ends there
-    std::string tail_bitmap;   // per key (leaf), in node order: the key has a tail
-    std::string tails;         // the tails, concatenated in that order
+    std::string tail_bitmap;   // per node a 1, then a 0 per byte of its tail
+    std::string tails;         // the tails, concatenated in node order
   };
 
   class Iterator;
@@ -179,16 +186,22 @@ class SuccinctSet {
   // The first node of the next level after the nodes before b (b in one level).
   uint64_t child_boundary(uint64_t b) const noexcept { return node_start(b) - b + 1; }
   // The tail of leaf node v (empty if none).
-  std::string_view tail_of(uint64_t v) const noexcept;
+  std::string_view tail_of(uint64_t v) const noexcept { return tail_of_t<detail::kHwPopcount>(v); }
+  template <bool Hw>
+  std::string_view tail_of_t(uint64_t v) const noexcept;
+  template <bool Hw>
+  bool contains_t(const uint8_t* p, size_t len) const noexcept;
+  bool contains_hw(const uint8_t* p, size_t len) const noexcept;
+  bool contains_sw(const uint8_t* p, size_t len) const noexcept;
   uint64_t rank_impl(std::span<const std::byte> key, bool* found) const noexcept;
   uint64_t keys_between(uint64_t x, uint64_t y) const noexcept;
-  void validate_trie() const;
+  void validate_trie();
 
   std::shared_ptr<const Storage> storage_;
   uint64_t n_ = 0, nodes_ = 1, tails_ = 0, tail_bytes_ = 0;
   uint64_t levels_ = 1, level_leaf_sum_ = 0;
   size_t payload_bytes_ = 0;
-  Bits louds_, leaf_, has_tail_, tail_end_;
+  Bits louds_, leaf_, tail_map_;
   const uint8_t* labels_ = nullptr;
   const uint8_t* tail_ = nullptr;
 };

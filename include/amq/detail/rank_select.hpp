@@ -10,10 +10,13 @@
 //      l12   one uint64 per 2048-bit superblock (plus a sentinel): bits 0..31 the
 //            ones before the superblock counted from its l0 chunk, bits 32..61 the
 //            popcounts of its first three 512-bit basic blocks (10 bits each);
-//      sel   one uint64 per 8192 ones: the superblock holding one number 8192*i.
-//    That is 64 bits per 2048 (3.1%) for rank plus 64 bits per 8192 ones for select.
-//    rank1 is one directory word and at most 7 popcounts; select1 narrows to a
-//    superblock through the sample, then through the three block counts.
+//      sel   one uint64 per 512 ones: the position of one number 512*i.
+//    That is 64 bits per 2048 (3.1%) for rank, plus 64 bits per 512 ones where
+//    select is wanted (3.1% of a half-full bit vector such as a LOUDS bitmap).
+//    rank1 is one directory word and at most 7 popcounts. select1 starts at the
+//    sample before the wanted one and counts words forward, which is about one cache
+//    line where ones are not rare; where the samples lie far apart it narrows down
+//    through the superblock and basic-block counts instead.
 //  * build_directory() computes the directories; verify_directory() recomputes them
 //    against stored ones without allocating, so a loader can trust a view.
 //
@@ -21,6 +24,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -32,16 +36,36 @@
 
 namespace amq::detail {
 
-inline int popcount64(uint64_t x) noexcept {
 #if defined(__POPCNT__)
-  return __builtin_popcountll(x);
+inline constexpr bool kHwPopcount = true;
 #else
-  x = x - ((x >> 1) & 0x5555555555555555ULL);
-  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+inline constexpr bool kHwPopcount = false;
 #endif
+
+// Hw: the popcnt instruction (callers compiled for it, e.g. inside a function with
+// __attribute__((target("popcnt")))); otherwise a broadword count.
+template <bool Hw = kHwPopcount>
+[[gnu::always_inline]] inline int popcount64(uint64_t x) noexcept {
+  if constexpr (Hw) {
+    return __builtin_popcountll(x);
+  } else {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+  }
 }
+
+// kSelectInByte[b * 8 + r]: the position of the r-th set bit of byte b.
+inline constexpr auto kSelectInByte = [] {
+  std::array<uint8_t, 256 * 8> t{};
+  for (int b = 0; b < 256; ++b) {
+    int r = 0;
+    for (int i = 0; i < 8; ++i)
+      if ((b >> i) & 1) t[static_cast<size_t>(b * 8 + r++)] = static_cast<uint8_t>(i);
+  }
+  return t;
+}();
 
 // The position of the r-th (0-based) set bit of x; r < popcount(x).
 inline int select_in_word(uint64_t x, int r) noexcept {
@@ -55,10 +79,8 @@ inline int select_in_word(uint64_t x, int r) noexcept {
   const uint64_t ge = ((s | kH) - static_cast<uint64_t>(r + 1) * kL) & kH;
   const int byte = __builtin_ctzll(ge) >> 3;
   const int before = byte ? static_cast<int>((s >> (8 * byte - 8)) & 0xff) : 0;
-  int rem = r - before;
-  uint64_t b = (x >> (8 * byte)) & 0xff;
-  for (; rem > 0; --rem) b &= b - 1;
-  return 8 * byte + __builtin_ctzll(b);
+  const uint64_t b = (x >> (8 * byte)) & 0xff;
+  return 8 * byte + kSelectInByte[b * 8 + static_cast<uint64_t>(r - before)];
 #endif
 }
 
@@ -102,7 +124,8 @@ class RankSelect {
 
  public:
   static constexpr int kSuperShift = 11;  // 2048-bit superblocks
-  static constexpr int kSelShift = 13;    // a sample every 8192 ones
+  static constexpr int kSelShift = 9;     // a sample every 512 ones
+  static constexpr uint64_t kScanBits = 2048;  // count words up to this far from a sample
 
   // Sizes, in 64-bit words, of a bit vector of `bits` bits with `ones` ones.
   static DirectoryShape shape(uint64_t bits, uint64_t ones, bool with_select) noexcept {
@@ -146,7 +169,7 @@ class RankSelect {
   RankSelect() = default;
   // A view; `dir` must have passed verify_directory for these words.
   RankSelect(std::span<const uint64_t> words, uint64_t bits, std::span<const uint64_t> dir, bool with_select) noexcept
-      : words_(words.data()), bits_(bits) {
+      : words_(words.data()), bits_(bits), nw_(words.size()) {
     const DirectoryShape s0 = shape(bits, 0, false);
     l12_ = dir.data();
     l0_ = dir.data() + s0.l12;
@@ -165,7 +188,8 @@ class RankSelect {
   bool get(uint64_t i) const noexcept { return (words_[i >> 6] >> (i & 63)) & 1; }
 
   // Ones in [0, i), for i <= size().
-  uint64_t rank1(uint64_t i) const noexcept {
+  template <bool Hw = kHwPopcount>
+  [[gnu::always_inline]] uint64_t rank1(uint64_t i) const noexcept {
     const uint64_t sb = i >> kSuperShift;
     const uint64_t e = l12_[sb];
     uint64_t r = l0_[i >> L0Shift] + static_cast<uint32_t>(e);
@@ -173,27 +197,71 @@ class RankSelect {
     if (bb >= 1) r += (e >> 32) & 1023;
     if (bb >= 2) r += (e >> 42) & 1023;
     if (bb >= 3) r += (e >> 52) & 1023;
-    uint64_t w = (i >> 9) << 3;
-    const uint64_t last = i >> 6;
-    for (; w < last; ++w) r += static_cast<uint64_t>(popcount64(words_[w]));
-    if (i & 63) r += static_cast<uint64_t>(popcount64(words_[last] & ((uint64_t{1} << (i & 63)) - 1)));
+    // The words of i's basic block before i, without a data-dependent loop: eight
+    // masked popcounts (indexes clamped to the last word, masked to nothing there).
+    const uint64_t base = (i >> 9) << 3, off = (i >> 6) & 7;
+    const uint64_t part = (uint64_t{1} << (i & 63)) - 1;
+    const uint64_t last = nw_ ? nw_ - 1 : 0;
+    if (nw_ == 0) return r;
+#pragma GCC unroll 8
+    for (uint64_t k = 0; k < 8; ++k) {
+      const uint64_t mask = k < off ? ~uint64_t{0} : (k == off ? part : 0);
+      const uint64_t w = base + k < last ? base + k : last;
+      r += static_cast<uint64_t>(popcount64<Hw>(words_[w] & mask));
+    }
     return r;
   }
-  uint64_t rank0(uint64_t i) const noexcept { return i - rank1(i); }
+  uint64_t rank0(uint64_t i) const noexcept { return i - rank1<>(i); }
 
   // The position of the j-th one (0-based), for j < ones(). Needs with_select.
-  uint64_t select1(uint64_t j) const noexcept {
+  template <bool Hw = kHwPopcount>
+  [[gnu::always_inline]] uint64_t select1(uint64_t j) const noexcept {
     const uint64_t s = j >> kSelShift;
-    uint64_t lo = sel_[s];
-    uint64_t hi = s + 1 < nsel_ ? sel_[s + 1] + 1 : nsb_ + 1;
-    // The last superblock in [lo, hi) whose count of earlier ones is <= j.
+    const uint64_t p = sel_[s];
+    uint64_t rem = j & ((uint64_t{1} << kSelShift) - 1);
+    const uint64_t limit = s + 1 < nsel_ ? sel_[s + 1] : bits_;
+    if (limit - p <= kScanBits) {
+      // Count forward from the sample eight words at a time: the word holding the
+      // one is the number of running sums <= rem, found without branches.
+      uint64_t w = p >> 6;
+      uint64_t first = words_[w] & (~uint64_t{0} << (p & 63));
+      while (w + 8 <= nw_) {
+        uint64_t sum[8];
+        uint64_t acc = 0, at = 0;
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) {
+          acc += static_cast<uint64_t>(popcount64<Hw>(k == 0 ? first : words_[w + k]));
+          sum[k] = acc;
+          at += acc <= rem;
+        }
+        if (at < 8) {
+          const uint64_t x = at == 0 ? first : words_[w + at];
+          const uint64_t before = at == 0 ? 0 : sum[at - 1];
+          return ((w + at) << 6) + static_cast<uint64_t>(select_in_word(x, static_cast<int>(rem - before)));
+        }
+        rem -= acc;
+        w += 8;
+        first = w < nw_ ? words_[w] : 0;
+      }
+      uint64_t x = first;
+      for (;;) {
+        const uint64_t c = static_cast<uint64_t>(popcount64<Hw>(x));
+        if (rem < c) break;
+        rem -= c;
+        x = words_[++w];
+      }
+      return (w << 6) + static_cast<uint64_t>(select_in_word(x, static_cast<int>(rem)));
+    }
+    // Far apart: the last superblock in [p's, limit's] whose earlier ones are <= j.
+    uint64_t lo = p >> kSuperShift, hi = (limit >> kSuperShift) + 1;
+    if (hi > nsb_ + 1) hi = nsb_ + 1;
     while (hi - lo > 8) {
       const uint64_t mid = lo + (hi - lo) / 2;
       if (cum(mid) <= j) lo = mid;
       else hi = mid;
     }
     while (lo + 1 < hi && cum(lo + 1) <= j) ++lo;
-    uint64_t rem = j - cum(lo);
+    rem = j - cum(lo);
     const uint64_t e = l12_[lo];
     uint64_t w = lo << (kSuperShift - 6);
     for (int b = 0; b < 3; ++b) {
@@ -203,7 +271,7 @@ class RankSelect {
       w += 8;
     }
     for (;;) {
-      const uint64_t c = static_cast<uint64_t>(popcount64(words_[w]));
+      const uint64_t c = static_cast<uint64_t>(popcount64<Hw>(words_[w]));
       if (rem < c) break;
       rem -= c;
       ++w;
@@ -259,12 +327,13 @@ class RankSelect {
       for (uint64_t w = first; w < end; ++w) total += static_cast<uint64_t>(popcount64(words[w]));
     }
     if (!with_select) return true;
-    // sel: the superblock holding one number k * 8192
+    // sel: the position of one number k * 512
     uint64_t seen = 0, next = 0;
     for (uint64_t w = 0; w < nw && next < ones; ++w) {
-      const uint64_t c = static_cast<uint64_t>(popcount64(words[w]));
+      const uint64_t x = words[w];
+      const uint64_t c = static_cast<uint64_t>(popcount64(x));
       while (next < ones && next < seen + c) {
-        if (!emit(w / kWordsPerSb)) return false;
+        if (!emit((w << 6) + static_cast<uint64_t>(select_in_word(x, static_cast<int>(next - seen))))) return false;
         next += uint64_t{1} << kSelShift;
       }
       seen += c;
@@ -274,6 +343,7 @@ class RankSelect {
 
   const uint64_t* words_ = nullptr;
   uint64_t bits_ = 0;
+  uint64_t nw_ = 0;
   const uint64_t* l12_ = nullptr;
   const uint64_t* l0_ = nullptr;
   const uint64_t* sel_ = nullptr;
