@@ -369,8 +369,10 @@ TEST(SuccinctSet, MillionKeys) {
   const auto s = SuccinctSet::build(keys);
   check_set(s, ref, 20000, 3);
   test::TempDir dir;
-  write_file_atomic(dir.file("m.amq"), s.serialize());
+  const auto bytes = s.serialize();
+  write_file_atomic(dir.file("m.amq"), bytes);
   check_set(SuccinctSet::open(dir.file("m.amq")), ref, 5000, 4);
+  check_set(SuccinctSet::load(bytes), ref, 2000, 5);
 }
 
 TEST(SuccinctSet, Uint64Keys) {
