@@ -27,5 +27,7 @@ std::unique_ptr<AnySet> load_scalable_cuckoo(std::span<const std::byte> file);
 std::unique_ptr<AnySet> build_gcs(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_gcs(std::span<const std::byte> file);
 std::unique_ptr<AnySet> load_gcs_outside(std::span<const std::byte> file, const LoadOptions& options);  // bip158, cache-digest
+std::unique_ptr<AnySet> build_succinct(const BuildOptions&, std::span<const Bytes>);
+std::unique_ptr<AnySet> load_succinct(std::span<const std::byte> file);
 
 }  // namespace amq::detail

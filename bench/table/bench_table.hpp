@@ -124,5 +124,6 @@ void bench_cuckoo(const Options&, const Dataset&, const Sink&);
 void bench_store(const Options&, const Dataset&, const Sink&);
 void bench_redis(const Options&, const Dataset&, const Sink&);
 void bench_gcs(const Options&, const Dataset&, const Sink&);
+void bench_succinct(const Options&, const Dataset&, const Sink&);
 
 }  // namespace amq::bench

@@ -12,6 +12,7 @@ void run_all(const Options& options, const Sink& sink) {
       {"store", bench_store},
       {"redis", bench_redis},
       {"gcs", bench_gcs},
+      {"succinct", bench_succinct},
   };
   for (const auto& [name, fn] : benches) {
     if (!options.only.empty() && std::string(name).find(options.only) == std::string::npos) continue;

@@ -55,5 +55,6 @@ struct RedisBuildOptions {
 int redis_build(const RedisTarget& target, const RedisBuildOptions& options, const KeyList& keys);
 int redis_query(const RedisTarget& target, const KeyList& keys, bool invert, bool count);
 int redis_info(const RedisTarget& target, bool json);
+void add_list(CLI::App& app, int& status);
 
 }  // namespace amq::cli

@@ -1,0 +1,180 @@
+// SuccinctSet rows: amq's succinct trie beside the usual ways to hold a static set of
+// strings — a sorted std::vector<std::string> with binary search, std::set,
+// std::unordered_set — and marisa-trie (peer, when libmarisa-dev is installed). Sizes
+// are also given as a share of the raw key bytes; "mix" is contains() over present
+// and absent keys interleaved at random (thread CPU time per key, median of the
+// repeats), the figure the targets refer to.
+//
+// With the default data file the rows are measured on the two English word lists
+// /usr/share/dict/american-english and american-english-insane instead.
+#include <fmt/core.h>
+#include <time.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "amq/succinct_set.hpp"
+#include "bench_table.hpp"
+
+#if AMQ_HAVE_MARISA
+#include <marisa.h>
+#endif
+
+namespace amq::bench {
+namespace {
+
+struct Mix {
+  std::vector<Bytes> keys;  // half present, half absent, shuffled
+};
+
+Mix make_mix(const Dataset& d) {
+  Mix m;
+  const size_t n = d.key_views.size();
+  m.keys.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    m.keys.push_back(d.key_views[i]);
+    if (!d.absent_views.empty()) m.keys.push_back(d.absent_views[i % d.absent_views.size()]);
+  }
+  std::mt19937_64 rng(11);
+  std::shuffle(m.keys.begin(), m.keys.end(), rng);
+  return m;
+}
+
+// Heap bytes of a std::string beyond the object itself (libstdc++: 15-byte SSO).
+uint64_t string_heap(const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; }
+
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+struct TransparentHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+template <class Contains>
+void finish(Row& row, const Dataset& d, const Mix& mix, uint64_t raw, int repeats, Contains&& contains) {
+  measure_lookups(row, d, repeats, contains, [](std::span<const Bytes>, std::span<bool>) { return size_t{0}; },
+                  false);
+  // Thread CPU time, not wall time: on a shared machine the wall clock mostly
+  // measures the neighbours.
+  std::vector<double> t;
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    const double a = thread_cpu_ns();
+    size_t s = 0;
+    for (Bytes k : mix.keys) s += contains(k);
+    g_sink = s;
+    t.push_back(thread_cpu_ns() - a);
+  }
+  std::sort(t.begin(), t.end());
+  const double mix_ns = t[t.size() / 2] / static_cast<double>(mix.keys.size());
+  finish_row(row, d);
+  row.note = fmt::format("{:.1f}% of raw key bytes; mix {:.1f} ns cpu{}{}", 100.0 * static_cast<double>(row.bytes) /
+                                                                          static_cast<double>(raw),
+                         mix_ns, row.note.empty() ? "" : "; ", row.note);
+}
+
+void rows_for(const Options& o, const Dataset& d, const Sink& sink) {
+  const std::string data = std::filesystem::path(d.name).filename().string();
+  uint64_t raw = 0;
+  for (const auto& k : d.keys) raw += k.size();
+  const Mix mix = make_mix(d);
+  const double n = static_cast<double>(d.keys.size());
+  {
+    Row row{.structure = "SuccinctSet"};
+    SuccinctSet s;
+    row.build_ns_per_key = median_ns(o.repeats, [&] { s = SuccinctSet::build(d.keys); }) / n;
+    row.bytes = s.size_in_bytes();
+    row.params = fmt::format("{}: {} nodes, {} tails", data, s.node_count(), s.tail_count());
+    finish(row, d, mix, raw, o.repeats, [&](Bytes k) { return s.contains(k); });
+    sink(row);
+  }
+  {
+    Row row{.structure = "sorted vector + bsearch"};
+    std::vector<std::string> v;
+    row.build_ns_per_key = median_ns(o.repeats, [&] {
+                             v = d.keys;
+                             std::sort(v.begin(), v.end());
+                           }) /
+                           n;
+    row.bytes = v.size() * sizeof(std::string);
+    for (const auto& k : v) row.bytes += string_heap(k);
+    row.params = data;
+    finish(row, d, mix, raw, o.repeats,
+           [&](Bytes k) { return std::binary_search(v.begin(), v.end(), as_chars(k), std::less<>{}); });
+    sink(row);
+  }
+  {
+    Row row{.structure = "std::set"};
+    std::set<std::string, std::less<>> s;
+    row.build_ns_per_key = median_ns(o.repeats, [&] { s = std::set<std::string, std::less<>>(d.keys.begin(), d.keys.end()); }) / n;
+    row.bytes = s.size() * (32 + sizeof(std::string));  // red-black node header + value
+    for (const auto& k : s) row.bytes += string_heap(k);
+    row.params = data;
+    row.note = "bytes: nodes + string heap, malloc overhead not counted";
+    finish(row, d, mix, raw, o.repeats, [&](Bytes k) { return s.find(as_chars(k)) != s.end(); });
+    sink(row);
+  }
+  {
+    Row row{.structure = "std::unordered_set"};
+    using USet = std::unordered_set<std::string, TransparentHash, std::equal_to<>>;
+    USet s;
+    row.build_ns_per_key = median_ns(o.repeats, [&] { s = USet(d.keys.begin(), d.keys.end()); }) / n;
+    row.bytes = s.size() * (8 + sizeof(std::string) + 8) + s.bucket_count() * 8;  // next, value, hash; buckets
+    for (const auto& k : s) row.bytes += string_heap(k);
+    row.params = data;
+    row.note = "bytes: nodes + buckets + string heap, malloc overhead not counted";
+    finish(row, d, mix, raw, o.repeats, [&](Bytes k) { return s.find(as_chars(k)) != s.end(); });
+    sink(row);
+  }
+#if AMQ_HAVE_MARISA
+  {
+    Row row{.structure = "marisa-trie (peer)"};
+    marisa::Trie t;
+    row.build_ns_per_key = median_ns(o.repeats, [&] {
+                             marisa::Keyset ks;
+                             for (const auto& k : d.keys) ks.push_back(k.data(), k.size());
+                             t.build(ks);
+                           }) /
+                           n;
+    row.bytes = t.io_size();
+    row.params = fmt::format("{}: default config", data);
+    marisa::Agent agent;
+    finish(row, d, mix, raw, o.repeats, [&](Bytes k) {
+      agent.set_query(reinterpret_cast<const char*>(k.data()), k.size());
+      return t.lookup(agent);
+    });
+    sink(row);
+  }
+#else
+  sink(Row{.structure = "marisa-trie (peer)", .note = "skipped: libmarisa-dev not installed"});
+#endif
+}
+
+}  // namespace
+
+void bench_succinct(const Options& o, const Dataset& d, const Sink& sink) {
+  if (o.synthetic == 0 && o.data == Options{}.data) {
+    for (const char* path : {"/usr/share/dict/american-english", "/usr/share/dict/american-english-insane"}) {
+      if (!std::filesystem::exists(path)) {
+        sink(Row{.structure = "SuccinctSet", .note = fmt::format("skipped: {} not installed", path)});
+        continue;
+      }
+      Options w = o;
+      w.data = path;
+      rows_for(o, load_dataset(w), sink);
+    }
+    return;
+  }
+  rows_for(o, d, sink);
+}
+
+}  // namespace amq::bench

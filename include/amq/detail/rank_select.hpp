@@ -1,0 +1,355 @@
+// amq/detail/rank_select.hpp — bit vectors with rank and select directories that can
+// live in a memory-mapped file.
+//
+//  * BitVector: an owning, append-only bit vector (the builder side).
+//  * RankSelect<L0Shift>: a read-only view over a bit vector's 64-bit words and its
+//    directories, laid out poppy-style (Zhou, Andersen, Kaminsky, "Space-efficient,
+//    high-performance rank & select structures", SEA 2013):
+//      l0    one uint64 per 2^L0Shift bits: the ones before that chunk (64-bit
+//            positions, so bit vectors beyond 2^32 bits work);
+//      l12   one uint64 per 2048-bit superblock (plus a sentinel): bits 0..31 the
+//            ones before the superblock counted from its l0 chunk, bits 32..61 the
+//            popcounts of its first three 512-bit basic blocks (10 bits each);
+//      sel   one uint64 per 512 ones: the position of one number 512*i.
+//    That is 64 bits per 2048 (3.1%) for rank, plus 64 bits per 512 ones where
+//    select is wanted (3.1% of a half-full bit vector such as a LOUDS bitmap).
+//    rank1 is one directory word and at most 7 popcounts. select1 starts at the
+//    sample before the wanted one and counts words forward, which is about one cache
+//    line where ones are not rare; where the samples lie far apart it narrows down
+//    through the superblock and basic-block counts instead.
+//  * build_directory() computes the directories; verify_directory() recomputes them
+//    against stored ones without allocating, so a loader can trust a view.
+//
+// L0Shift is 32 in every file; tests instantiate small values to reach the l0 code.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "amq/error.hpp"
+
+namespace amq::detail {
+
+#if defined(__POPCNT__)
+inline constexpr bool kHwPopcount = true;
+#else
+inline constexpr bool kHwPopcount = false;
+#endif
+
+// Hw: the popcnt instruction (callers compiled for it, e.g. inside a function with
+// __attribute__((target("popcnt")))); otherwise a broadword count.
+template <bool Hw = kHwPopcount>
+[[gnu::always_inline]] inline int popcount64(uint64_t x) noexcept {
+  if constexpr (Hw) {
+    return __builtin_popcountll(x);
+  } else {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+  }
+}
+
+// kSelectInByte[b * 8 + r]: the position of the r-th set bit of byte b.
+inline constexpr auto kSelectInByte = [] {
+  std::array<uint8_t, 256 * 8> t{};
+  for (int b = 0; b < 256; ++b) {
+    int r = 0;
+    for (int i = 0; i < 8; ++i)
+      if ((b >> i) & 1) t[static_cast<size_t>(b * 8 + r++)] = static_cast<uint8_t>(i);
+  }
+  return t;
+}();
+
+// The position of the r-th (0-based) set bit of x; r < popcount(x).
+inline int select_in_word(uint64_t x, int r) noexcept {
+#if defined(__BMI2__)
+  return __builtin_ctzll(__builtin_ia32_pdep_di(uint64_t{1} << r, x));
+#else
+  constexpr uint64_t kL = 0x0101010101010101ULL, kH = 0x8080808080808080ULL;
+  uint64_t s = x - ((x >> 1) & 0x5555555555555555ULL);
+  s = (s & 0x3333333333333333ULL) + ((s >> 2) & 0x3333333333333333ULL);
+  s = ((s + (s >> 4)) & 0x0f0f0f0f0f0f0f0fULL) * kL;  // byte b: ones in bytes 0..b
+  const uint64_t ge = ((s | kH) - static_cast<uint64_t>(r + 1) * kL) & kH;
+  const int byte = __builtin_ctzll(ge) >> 3;
+  const int before = byte ? static_cast<int>((s >> (8 * byte - 8)) & 0xff) : 0;
+  const uint64_t b = (x >> (8 * byte)) & 0xff;
+  return 8 * byte + kSelectInByte[b * 8 + static_cast<uint64_t>(r - before)];
+#endif
+}
+
+class BitVector {
+ public:
+  void push_back(bool bit) {
+    if ((size_ & 63) == 0) words_.push_back(0);
+    if (bit) words_.back() |= uint64_t{1} << (size_ & 63);
+    ++size_;
+  }
+  bool operator[](uint64_t i) const noexcept { return (words_[i >> 6] >> (i & 63)) & 1; }
+  uint64_t size() const noexcept { return size_; }
+  const std::vector<uint64_t>& words() const noexcept { return words_; }
+  uint64_t count_ones() const noexcept {
+    uint64_t n = 0;
+    for (uint64_t w : words_) n += static_cast<uint64_t>(popcount64(w));
+    return n;
+  }
+  std::string to_string() const {
+    std::string s;
+    for (uint64_t i = 0; i < size_; ++i) s += (*this)[i] ? '1' : '0';
+    return s;
+  }
+
+ private:
+  std::vector<uint64_t> words_;
+  uint64_t size_ = 0;
+};
+
+struct DirectoryShape {
+  uint64_t words = 0;  // bit vector words
+  uint64_t l12 = 0;    // superblock entries, sentinel included
+  uint64_t l0 = 0;     // chunk entries
+  uint64_t sel = 0;    // select samples (0 when select is not wanted)
+  uint64_t directory_words() const noexcept { return l12 + l0 + sel; }
+};
+
+template <int L0Shift = 32>
+class RankSelect {
+  static_assert(L0Shift >= 11 && L0Shift <= 32, "an l0 chunk holds whole superblocks and < 2^32 ones");
+
+ public:
+  static constexpr int kSuperShift = 11;  // 2048-bit superblocks
+  static constexpr int kSelShift = 9;     // a sample every 512 ones
+  static constexpr uint64_t kScanBits = 2048;  // count words up to this far from a sample
+
+  // Sizes, in 64-bit words, of a bit vector of `bits` bits with `ones` ones.
+  static DirectoryShape shape(uint64_t bits, uint64_t ones, bool with_select) noexcept {
+    DirectoryShape s;
+    s.words = (bits + 63) / 64;
+    s.l12 = (bits >> kSuperShift) + 1;
+    s.l0 = (bits >> L0Shift) + 1;
+    s.sel = with_select ? (ones + (uint64_t{1} << kSelShift) - 1) >> kSelShift : 0;
+    return s;
+  }
+
+  // The directories (l12, then l0, then sel) of `words` holding `bits` bits.
+  static std::vector<uint64_t> build_directory(std::span<const uint64_t> words, uint64_t bits, bool with_select) {
+    uint64_t ones = 0;
+    for (uint64_t w : words) ones += static_cast<uint64_t>(popcount64(w));
+    const DirectoryShape s = shape(bits, ones, with_select);
+    std::vector<uint64_t> out(s.directory_words());
+    uint64_t at = 0;
+    walk(words, bits, with_select, [&](uint64_t v) {
+      out[at++] = v;
+      return true;
+    });
+    return out;
+  }
+
+  // True if `dir` is exactly what build_directory would produce, and the bits past
+  // `bits` in the last word are zero.
+  static bool verify_directory(std::span<const uint64_t> words, uint64_t bits, std::span<const uint64_t> dir,
+                               bool with_select) noexcept {
+    if (words.size() != (bits + 63) / 64) return false;
+    if ((bits & 63) && (words.back() >> (bits & 63)) != 0) return false;
+    uint64_t at = 0;
+    bool ok = walk(words, bits, with_select, [&](uint64_t v) {
+      if (at >= dir.size() || dir[at] != v) return false;
+      ++at;
+      return true;
+    });
+    return ok && at == dir.size();
+  }
+
+  RankSelect() = default;
+  // A view; `dir` must have passed verify_directory for these words.
+  RankSelect(std::span<const uint64_t> words, uint64_t bits, std::span<const uint64_t> dir, bool with_select) noexcept
+      : words_(words.data()), bits_(bits), nw_(words.size()) {
+    const DirectoryShape s0 = shape(bits, 0, false);
+    l12_ = dir.data();
+    l0_ = dir.data() + s0.l12;
+    nsb_ = s0.l12 - 1;
+    ones_ = rank1(bits);
+    if (with_select) {
+      sel_ = l0_ + s0.l0;
+      nsel_ = shape(bits, ones_, true).sel;
+    }
+  }
+
+  uint64_t size() const noexcept { return bits_; }
+  uint64_t ones() const noexcept { return ones_; }
+  const uint64_t* words() const noexcept { return words_; }
+
+  bool get(uint64_t i) const noexcept { return (words_[i >> 6] >> (i & 63)) & 1; }
+
+  // Ones in [0, i), for i <= size().
+  template <bool Hw = kHwPopcount>
+  [[gnu::always_inline]] uint64_t rank1(uint64_t i) const noexcept {
+    const uint64_t sb = i >> kSuperShift;
+    const uint64_t e = l12_[sb];
+    uint64_t r = l0_[i >> L0Shift] + static_cast<uint32_t>(e);
+    const uint64_t bb = (i >> 9) & 3;
+    if (bb >= 1) r += (e >> 32) & 1023;
+    if (bb >= 2) r += (e >> 42) & 1023;
+    if (bb >= 3) r += (e >> 52) & 1023;
+    // The words of i's basic block before i, without a data-dependent loop: eight
+    // masked popcounts (indexes clamped to the last word, masked to nothing there).
+    const uint64_t base = (i >> 9) << 3, off = (i >> 6) & 7;
+    const uint64_t part = (uint64_t{1} << (i & 63)) - 1;
+    const uint64_t last = nw_ ? nw_ - 1 : 0;
+    if (nw_ == 0) return r;
+#pragma GCC unroll 8
+    for (uint64_t k = 0; k < 8; ++k) {
+      const uint64_t mask = k < off ? ~uint64_t{0} : (k == off ? part : 0);
+      const uint64_t w = base + k < last ? base + k : last;
+      r += static_cast<uint64_t>(popcount64<Hw>(words_[w] & mask));
+    }
+    return r;
+  }
+  uint64_t rank0(uint64_t i) const noexcept { return i - rank1<>(i); }
+
+  // The position of the j-th one (0-based), for j < ones(). Needs with_select.
+  template <bool Hw = kHwPopcount>
+  [[gnu::always_inline]] uint64_t select1(uint64_t j) const noexcept {
+    const uint64_t s = j >> kSelShift;
+    const uint64_t p = sel_[s];
+    uint64_t rem = j & ((uint64_t{1} << kSelShift) - 1);
+    const uint64_t limit = s + 1 < nsel_ ? sel_[s + 1] : bits_;
+    if (limit - p <= kScanBits) {
+      // Count forward from the sample eight words at a time: the word holding the
+      // one is the number of running sums <= rem, found without branches.
+      uint64_t w = p >> 6;
+      uint64_t first = words_[w] & (~uint64_t{0} << (p & 63));
+      while (w + 8 <= nw_) {
+        uint64_t sum[8];
+        uint64_t acc = 0, at = 0;
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) {
+          acc += static_cast<uint64_t>(popcount64<Hw>(k == 0 ? first : words_[w + k]));
+          sum[k] = acc;
+          at += acc <= rem;
+        }
+        if (at < 8) {
+          const uint64_t x = at == 0 ? first : words_[w + at];
+          const uint64_t before = at == 0 ? 0 : sum[at - 1];
+          return ((w + at) << 6) + static_cast<uint64_t>(select_in_word(x, static_cast<int>(rem - before)));
+        }
+        rem -= acc;
+        w += 8;
+        first = w < nw_ ? words_[w] : 0;
+      }
+      uint64_t x = first;
+      for (;;) {
+        const uint64_t c = static_cast<uint64_t>(popcount64<Hw>(x));
+        if (rem < c) break;
+        rem -= c;
+        x = words_[++w];
+      }
+      return (w << 6) + static_cast<uint64_t>(select_in_word(x, static_cast<int>(rem)));
+    }
+    // Far apart: the last superblock in [p's, limit's] whose earlier ones are <= j.
+    uint64_t lo = p >> kSuperShift, hi = (limit >> kSuperShift) + 1;
+    if (hi > nsb_ + 1) hi = nsb_ + 1;
+    while (hi - lo > 8) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      if (cum(mid) <= j) lo = mid;
+      else hi = mid;
+    }
+    while (lo + 1 < hi && cum(lo + 1) <= j) ++lo;
+    rem = j - cum(lo);
+    const uint64_t e = l12_[lo];
+    uint64_t w = lo << (kSuperShift - 6);
+    for (int b = 0; b < 3; ++b) {
+      const uint64_t c = (e >> (32 + 10 * b)) & 1023;
+      if (rem < c) break;
+      rem -= c;
+      w += 8;
+    }
+    for (;;) {
+      const uint64_t c = static_cast<uint64_t>(popcount64<Hw>(words_[w]));
+      if (rem < c) break;
+      rem -= c;
+      ++w;
+    }
+    return (w << 6) + static_cast<uint64_t>(select_in_word(words_[w], static_cast<int>(rem)));
+  }
+
+  // The first position >= i holding a one; size() if none.
+  uint64_t next_one(uint64_t i) const noexcept {
+    if (i >= bits_) return bits_;
+    uint64_t w = i >> 6;
+    uint64_t x = words_[w] & (~uint64_t{0} << (i & 63));
+    const uint64_t nw = (bits_ + 63) >> 6;
+    while (x == 0) {
+      if (++w == nw) return bits_;
+      x = words_[w];
+    }
+    return (w << 6) + static_cast<uint64_t>(__builtin_ctzll(x));
+  }
+
+ private:
+  uint64_t cum(uint64_t sb) const noexcept {
+    return l0_[sb >> (L0Shift - kSuperShift)] + static_cast<uint32_t>(l12_[sb]);
+  }
+
+  // Emits the directory words in file order (l12, l0, sel); stops when emit is false.
+  template <class Emit>
+  static bool walk(std::span<const uint64_t> words, uint64_t bits, bool with_select, Emit&& emit) {
+    const uint64_t nsb = bits >> kSuperShift;  // full superblocks; entry nsb is the sentinel
+    const uint64_t nw = words.size();
+    constexpr uint64_t kWordsPerSb = uint64_t{1} << (kSuperShift - 6);
+    constexpr uint64_t kSbPerChunk = uint64_t{1} << (L0Shift - kSuperShift);
+    // l12
+    uint64_t total = 0, chunk_base = 0;
+    for (uint64_t sb = 0; sb <= nsb; ++sb) {
+      if (sb % kSbPerChunk == 0) chunk_base = total;
+      uint64_t e = total - chunk_base;
+      for (uint64_t b = 0; b < 4; ++b) {
+        uint64_t c = 0;
+        for (uint64_t w = sb * kWordsPerSb + b * 8; w < sb * kWordsPerSb + b * 8 + 8 && w < nw; ++w)
+          c += static_cast<uint64_t>(popcount64(words[w]));
+        if (b < 3) e |= c << (32 + 10 * b);
+        total += c;
+      }
+      if (!emit(e)) return false;
+    }
+    // l0
+    uint64_t ones = total;
+    total = 0;
+    for (uint64_t c = 0; c <= (bits >> L0Shift); ++c) {
+      if (!emit(total)) return false;
+      const uint64_t first = c << (L0Shift - 6), end = std::min<uint64_t>(nw, (c + 1) << (L0Shift - 6));
+      for (uint64_t w = first; w < end; ++w) total += static_cast<uint64_t>(popcount64(words[w]));
+    }
+    if (!with_select) return true;
+    // sel: the position of one number k * 512
+    uint64_t seen = 0, next = 0;
+    for (uint64_t w = 0; w < nw && next < ones; ++w) {
+      const uint64_t x = words[w];
+      const uint64_t c = static_cast<uint64_t>(popcount64(x));
+      while (next < ones && next < seen + c) {
+        if (!emit((w << 6) + static_cast<uint64_t>(select_in_word(x, static_cast<int>(next - seen))))) return false;
+        next += uint64_t{1} << kSelShift;
+      }
+      seen += c;
+    }
+    return true;
+  }
+
+  const uint64_t* words_ = nullptr;
+  uint64_t bits_ = 0;
+  uint64_t nw_ = 0;
+  const uint64_t* l12_ = nullptr;
+  const uint64_t* l0_ = nullptr;
+  const uint64_t* sel_ = nullptr;
+  uint64_t nsb_ = 0;  // index of the sentinel superblock entry
+  uint64_t nsel_ = 0;
+  uint64_t ones_ = 0;
+};
+
+}  // namespace amq::detail

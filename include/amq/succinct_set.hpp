@@ -1,0 +1,258 @@
+// amq/succinct_set.hpp — an exact, compressed, sorted set of byte strings that can be
+// queried straight from a memory-mapped file.
+//
+// SuccinctSet stores its keys as a trie in LOUDS form (level-order unary degree
+// sequence): the edge labels of every node in level order, a bitmap with a 0 per
+// label and a 1 closing each node, and a bitmap marking the nodes where a key ends
+// (the layout of openacid's succinct.Set). Two things make it smaller and richer
+// than that design:
+//  * Tail compression: a subtree holding a single key is cut at its top node and the
+//    rest of the key is kept as a byte string ("tail") in a tail area, so the long
+//    single-child chains of real key sets cost about 9 bits a byte instead of ~11.
+//  * Lexicographic ranks: index_of(key) is the key's position in sorted order and
+//    key_at(i) its inverse, computed from the level-order layout (each trie level
+//    is itself in sorted order), so the set is also an order-preserving, minimal
+//    perfect key -> id map.
+// The bitmaps carry poppy-style rank/select directories (amq/detail/rank_select.hpp,
+// 3% for rank plus 64 bits per 512 ones for select) with 64-bit positions, so sets
+// beyond 4 GiB of key bytes work.
+//
+// Costs: contains() is one select per trie level on the key's path (plus one for a
+// tail). index_of(), rank() and key_at() also walk the levels below the key (a
+// cut through each level, counted with rank), so they cost O(height of the trie)
+// selects: fine for word lists and random keys, slow for adversarial sets with
+// thousands of levels.
+//
+// Guarantees
+//  * Exact: contains() has no false positives and no false negatives.
+//  * Static: built once from keys (any order, duplicates dropped), then read-only.
+//  * Iteration, prefix(), lower_bound() and range() visit keys in lexicographic
+//    order of their bytes (as unsigned char). Keys may hold any byte, 0x00 included,
+//    and may be empty.
+//  * open(path) memory-maps a file and answers from the mapping without copying;
+//    load(bytes) copies. Both validate every length and offset, every rank/select
+//    directory entry, and the shape of the trie before the first query, so a
+//    corrupted or hostile file is an amq::Error, never a crash or a hang.
+//  * Thread safety: every member function is const after construction, so any
+//    number of threads may query one set at once. Iterators and ranges refer to the
+//    set and must not outlive it.
+//
+// Choose it over the hashed filters when you need exact answers, the keys back in
+// order, prefix or range scans, or dense ids for keys; choose a filter when a small
+// false-positive rate is acceptable and bits per key matter more (a filter at 1% is
+// ~10 bits a key, this set is ~30% of the key bytes for words).
+//
+//   auto set = amq::SuccinctSet::build(std::vector<std::string>{"ab", "abc", "axy"});
+//   set.contains("abc");              // true
+//   set.index_of("axy");              // 2
+//   set.key_at(0);                    // "ab"
+//   for (std::string_view k : set.prefix("ab")) ...;   // "ab", "abc"
+//   amq::write_file_atomic("words.amq", set.serialize());
+//   auto mapped = amq::SuccinctSet::open("words.amq");  // queried in place
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "amq/detail/rank_select.hpp"
+#include "amq/hash.hpp"
+
+namespace amq {
+
+struct SuccinctSetOptions {
+  // Cut single-key subtrees into tails (smaller and usually faster). Off gives the
+  // plain trie of the original design: one node per key byte.
+  bool tail_compression = true;
+};
+
+class SuccinctSet {
+ public:
+  static constexpr uint64_t npos = ~uint64_t{0};
+
+  using Options = SuccinctSetOptions;
+
+  // The trie's arrays as text, for inspection and tests: labels as raw bytes, the
+  // bitmaps as '0'/'1' characters in bit order.
+  struct Layout {
+    std::string labels;
+    std::string label_bitmap;  // a 0 per label, a 1 closing each node, level order
+    std::string leaf_bitmap;   // per node: a key ends there
+    std::string tail_bitmap;   // per node a 1, then a 0 per byte of its tail
+    std::string tails;         // the tails, concatenated in node order
+  };
+
+  class Iterator;
+  class Range;
+
+  // The empty set.
+  SuccinctSet();
+
+  // Builds the set of `keys`: any range of things KeyView accepts (std::string,
+  // std::string_view, byte spans). Unsorted input and duplicates are fine.
+  template <class Keys>
+  static SuccinctSet build(const Keys& keys, Options options = {}) {
+    std::vector<std::string_view> v;
+    v.reserve(std::size(keys));
+    if constexpr (std::is_integral_v<std::remove_cvref_t<decltype(*std::begin(keys))>>) {
+      std::vector<std::string> owned;  // a uint64_t key is its 8 little-endian bytes
+      owned.reserve(std::size(keys));
+      for (uint64_t k : keys) owned.emplace_back(as_chars(KeyView(k).bytes()));
+      for (const auto& k : owned) v.push_back(k);
+      return build_views(std::move(v), options);
+    } else {
+      for (const auto& k : keys) v.push_back(as_chars(KeyView(k).bytes()));
+      return build_views(std::move(v), options);
+    }
+  }
+  static SuccinctSet build(std::initializer_list<std::string_view> keys, Options options = {}) {
+    return build_views(std::vector<std::string_view>(keys), options);
+  }
+
+  // The plain, uncompressed layout of the original design for `keys` (tails off).
+  template <class Keys>
+  static Layout plain_layout(const Keys& keys) {
+    return build(keys, Options{.tail_compression = false}).layout();
+  }
+  Layout layout() const;
+
+  bool contains(KeyView key) const noexcept;
+  // out[i] = contains(keys[i]); returns how many are true.
+  template <class Keys>
+  size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
+    size_t found = 0, i = 0;
+    for (const auto& k : keys) found += (out[i++] = contains(KeyView(k)));
+    return found;
+  }
+
+  // The key's position 0 .. size()-1 in sorted order, or npos if it is absent.
+  uint64_t index_of(KeyView key) const noexcept;
+  // The number of keys less than `key` (present or not): lower_bound's position.
+  uint64_t rank(KeyView key) const noexcept;
+  // The key at sorted position i. Throws Errc::invalid_argument if i >= size().
+  std::string key_at(uint64_t i) const;
+
+  uint64_t size() const noexcept { return n_; }
+  bool empty() const noexcept { return n_ == 0; }
+  // Bytes of the structure (the payload: bitmaps, directories, labels, tails).
+  size_t size_in_bytes() const noexcept { return payload_bytes_; }
+  uint64_t node_count() const noexcept { return nodes_; }
+  uint64_t tail_count() const noexcept { return tails_; }
+  uint64_t tail_bytes() const noexcept { return tail_bytes_; }
+  // True if the set answers from a memory-mapped file (open()).
+  bool is_mapped() const noexcept;
+
+  // All keys in order.
+  Iterator begin() const;
+  std::default_sentinel_t end() const noexcept { return {}; }
+  // The first key >= key.
+  Iterator lower_bound(KeyView key) const;
+  // Every key starting with `prefix`, in order.
+  Range prefix(KeyView prefix) const;
+  // Every key k with from <= k < to, in order.
+  Range range(KeyView from, KeyView to) const;
+  // The general scan: keys starting with `prefix`, >= *from if given, < *to if given.
+  Range scan(std::string_view prefix, std::optional<std::string_view> from,
+             std::optional<std::string_view> to) const;
+
+  // The amq container (Kind::succinct); the payload is 8-byte aligned.
+  std::vector<std::byte> serialize() const;
+  // Validates and copies `file`. Throws amq::Error on any malformed input.
+  static SuccinctSet load(std::span<const std::byte> file);
+  // Memory-maps `path` and queries it in place. Validates everything first (the
+  // checksum too unless verify_checksum is false); throws amq::Error.
+  static SuccinctSet open(const std::string& path, bool verify_checksum = true);
+
+ private:
+  struct Storage;
+  struct Raw {};
+  explicit SuccinctSet(Raw) noexcept {}
+  using Bits = detail::RankSelect<32>;
+  friend class Iterator;
+
+  static SuccinctSet build_views(std::vector<std::string_view> keys, Options options);
+  static std::shared_ptr<const Storage> copy_storage(std::span<const std::byte> file);
+  static SuccinctSet from_storage(std::shared_ptr<const Storage> storage, bool verify_checksum);
+
+  // The first label position of node v in the label bitmap.
+  uint64_t node_start(uint64_t v) const noexcept { return v == 0 ? 0 : louds_.select1(v - 1) + 1; }
+  // The first node of the next level after the nodes before b (b in one level).
+  uint64_t child_boundary(uint64_t b) const noexcept { return node_start(b) - b + 1; }
+  // The tail of leaf node v (empty if none).
+  std::string_view tail_of(uint64_t v) const noexcept { return tail_of_t<detail::kHwPopcount>(v); }
+  template <bool Hw>
+  std::string_view tail_of_t(uint64_t v) const noexcept;
+  template <bool Hw>
+  bool contains_t(const uint8_t* p, size_t len) const noexcept;
+  bool contains_hw(const uint8_t* p, size_t len) const noexcept;
+  bool contains_sw(const uint8_t* p, size_t len) const noexcept;
+  uint64_t rank_impl(std::span<const std::byte> key, bool* found) const noexcept;
+  uint64_t keys_between(uint64_t x, uint64_t y) const noexcept;
+  void validate_trie();
+
+  std::shared_ptr<const Storage> storage_;
+  uint64_t n_ = 0, nodes_ = 1, tails_ = 0, tail_bytes_ = 0;
+  uint64_t levels_ = 1, level_leaf_sum_ = 0;
+  size_t payload_bytes_ = 0;
+  Bits louds_, leaf_, tail_map_;
+  const uint8_t* labels_ = nullptr;
+  const uint8_t* tail_ = nullptr;
+};
+
+// An input iterator over keys in order; *it is valid until the next ++it.
+class SuccinctSet::Iterator {
+ public:
+  using value_type = std::string_view;
+  using difference_type = std::ptrdiff_t;
+  using iterator_concept = std::input_iterator_tag;
+
+  Iterator() = default;
+  std::string_view operator*() const noexcept { return key_; }
+  Iterator& operator++() {
+    advance();
+    return *this;
+  }
+  void operator++(int) { advance(); }
+  bool operator==(std::default_sentinel_t) const noexcept { return done_; }
+
+ private:
+  friend class SuccinctSet;
+  struct Frame {
+    uint64_t node, next, end;  // label bitmap positions [next, end) still to visit
+    uint64_t child_start;      // where the next child's labels start (npos: unknown)
+  };
+  explicit Iterator(const SuccinctSet* set) : set_(set) {}
+  void push_node(uint64_t v);
+  void emit(uint64_t v);
+  void advance();
+  void seek(std::span<const std::byte> key);
+
+  const SuccinctSet* set_ = nullptr;
+  std::vector<Frame> stack_;
+  std::string path_;  // the labels from the root to the top frame's node
+  std::string key_;   // the current key: path_ plus the node's tail
+  bool done_ = true;
+  bool has_stop_ = false;
+  std::string stop_;    // end before the first key >= stop_
+  std::string prefix_;  // end at the first key not starting with prefix_
+};
+
+class SuccinctSet::Range {
+ public:
+  Iterator begin() const { return it_; }
+  std::default_sentinel_t end() const noexcept { return {}; }
+
+ private:
+  friend class SuccinctSet;
+  explicit Range(Iterator it) : it_(std::move(it)) {}
+  Iterator it_;
+};
+
+}  // namespace amq

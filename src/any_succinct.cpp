@@ -1,0 +1,44 @@
+// AnySet adapter for SuccinctSet (Kind::succinct): an exact, static set.
+#include <string>
+
+#include "amq/error.hpp"
+#include "amq/succinct_set.hpp"
+#include "any_adapters.hpp"
+
+namespace amq::detail {
+namespace {
+
+class AnySuccinct final : public AnySet {
+ public:
+  explicit AnySuccinct(SuccinctSet s) : s_(std::move(s)) {}
+  Kind kind() const noexcept override { return Kind::succinct; }
+  bool contains(Bytes key) const override { return s_.contains(key); }
+  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
+    return s_.contains_many(keys, out);
+  }
+  SetInfo info() const override {
+    SetInfo i = make_info(Kind::succinct, s_.size(), serialize().size(), 0.0, true);
+    i.params = {{"nodes", std::to_string(s_.node_count())},
+                {"tails", std::to_string(s_.tail_count())},
+                {"tail_bytes", std::to_string(s_.tail_bytes())},
+                {"payload_bytes", std::to_string(s_.size_in_bytes())}};
+    return i;
+  }
+  std::vector<std::byte> serialize() const override { return s_.serialize(); }
+
+ private:
+  SuccinctSet s_;
+};
+
+}  // namespace
+
+std::unique_ptr<AnySet> build_succinct(const BuildOptions& o, std::span<const Bytes> keys) {
+  require_format(o, {"amq"}, Kind::succinct);
+  return std::make_unique<AnySuccinct>(SuccinctSet::build(keys));
+}
+
+std::unique_ptr<AnySet> load_succinct(std::span<const std::byte> file) {
+  return std::make_unique<AnySuccinct>(SuccinctSet::load(file));
+}
+
+}  // namespace amq::detail

@@ -1,0 +1,532 @@
+// SuccinctSet: building the LOUDS trie, the container payload, validation on load,
+// and the queries. docs/format.md ("SuccinctSet") describes the payload.
+#include "amq/succinct_set.hpp"
+
+#include <algorithm>
+#include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#include <string>
+
+#include "amq/detail/byte_io.hpp"
+#include "amq/error.hpp"
+#include "amq/file_io.hpp"
+#include "amq/format.hpp"
+
+namespace amq {
+
+struct SuccinctSet::Storage {
+  std::vector<uint64_t> owned;  // an aligned copy of the file (load, build)
+  MappedFile mapped;            // or the mapping (open)
+  std::span<const std::byte> file;
+  bool is_mapped = false;
+};
+
+namespace {
+
+constexpr uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+
+// The four bit vectors of the payload, in file order, and whether each has select.
+enum Vec { kLouds, kLeaf, kTailMap, kVecCount };
+constexpr bool kWithSelect[kVecCount] = {true, false, true};
+constexpr const char* kVecName[kVecCount] = {"label bitmap", "leaf bitmap", "tail bitmap"};
+
+struct Shape {
+  uint64_t bits[kVecCount];
+  uint64_t ones[kVecCount];
+};
+
+Shape shape_of(uint64_t n, uint64_t nodes, uint64_t tail_bytes) {
+  return Shape{{2 * nodes - 1, nodes, nodes + tail_bytes}, {nodes, n, nodes}};
+}
+
+int compare_bytes(std::string_view a, std::span<const std::byte> b) noexcept {
+  return a.compare(as_chars(b));
+}
+
+}  // namespace
+
+SuccinctSet::SuccinctSet() : SuccinctSet(build_views({}, {})) {}
+
+std::shared_ptr<const SuccinctSet::Storage> SuccinctSet::copy_storage(std::span<const std::byte> file) {
+  auto s = std::make_shared<Storage>();
+  s->owned.resize((file.size() + 7) / 8);
+  if (!file.empty()) std::memcpy(s->owned.data(), file.data(), file.size());
+  s->file = std::span<const std::byte>(reinterpret_cast<const std::byte*>(s->owned.data()), file.size());
+  return s;
+}
+
+bool SuccinctSet::is_mapped() const noexcept { return storage_ && storage_->is_mapped; }
+
+// ---- build -------------------------------------------------------------------
+
+SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options options) {
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+
+  detail::BitVector vec[kVecCount];
+  std::string labels, tails;
+  struct Part {
+    size_t s, e, col;  // keys [s, e) share their first `col` bytes
+  };
+  std::vector<Part> level, next;
+  if (keys.empty()) {
+    vec[kLouds].push_back(true);
+    vec[kLeaf].push_back(false);
+    vec[kTailMap].push_back(true);
+  } else {
+    level.push_back({0, keys.size(), 0});
+  }
+  while (!level.empty()) {
+    next.clear();
+    for (const Part& p : level) {
+      if (options.tail_compression && p.e - p.s == 1) {
+        // A single key below this node: the node is its leaf, the rest its tail.
+        const std::string_view rest = keys[p.s].substr(p.col);
+        vec[kLouds].push_back(true);
+        vec[kLeaf].push_back(true);
+        vec[kTailMap].push_back(true);
+        tails.append(rest);
+        for (size_t i = 0; i < rest.size(); ++i) vec[kTailMap].push_back(false);
+        continue;
+      }
+      size_t s = p.s;
+      const bool is_leaf = keys[s].size() == p.col;  // sorted: the shortest key comes first
+      vec[kLeaf].push_back(is_leaf);
+      vec[kTailMap].push_back(true);
+      if (is_leaf) ++s;
+      for (size_t j = s; j < p.e;) {
+        const size_t from = j;
+        const char c = keys[from][p.col];
+        while (j < p.e && keys[j][p.col] == c) ++j;
+        next.push_back({from, j, p.col + 1});
+        labels.push_back(c);
+        vec[kLouds].push_back(false);
+      }
+      vec[kLouds].push_back(true);
+    }
+    std::swap(level, next);
+  }
+
+  const uint64_t n = keys.size();
+  const uint64_t nodes = vec[kLeaf].size();
+  detail::ByteWriter params;
+  params.u64(n);
+  params.u64(nodes);
+  params.u64(tails.size());
+  detail::ByteWriter payload;
+  for (int i = 0; i < kVecCount; ++i) {
+    const auto& words = vec[i].words();
+    for (uint64_t w : words) payload.u64(w);
+    for (uint64_t w : Bits::build_directory(words, vec[i].size(), kWithSelect[i])) payload.u64(w);
+  }
+  payload.bytes(labels);
+  payload.pad_to(8);
+  payload.bytes(tails);
+  payload.pad_to(8);
+  const auto file = write_container(Kind::succinct, params.buffer(), payload.buffer());
+  return from_storage(copy_storage(file), false);
+}
+
+// ---- load --------------------------------------------------------------------
+
+SuccinctSet SuccinctSet::load(std::span<const std::byte> file) { return from_storage(copy_storage(file), true); }
+
+SuccinctSet SuccinctSet::open(const std::string& path, bool verify_checksum) {
+  auto s = std::make_shared<Storage>();
+  s->mapped = MappedFile(path);
+  s->file = s->mapped.bytes();
+  s->is_mapped = true;
+  try {
+    return from_storage(std::move(s), verify_checksum);
+  } catch (const Error& e) {
+    throw Error(e.code(), path + ": " + e.what());
+  }
+}
+
+SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bool verify_checksum) {
+  const Container c = parse_container(storage->file, Kind::succinct, verify_checksum);
+  detail::ByteReader p(c.params, "succinct set params");
+  SuccinctSet s{Raw{}};
+  s.n_ = p.u64();
+  s.nodes_ = p.u64();
+  s.tail_bytes_ = p.u64();
+  p.expect_end();
+  const uint64_t payload = c.payload.size();
+  auto corrupt = [](const std::string& m) { return Error(Errc::corrupt, "succinct set: " + m); };
+  // Every count is bounded by the payload before anything is derived from it.
+  if (s.nodes_ == 0 || s.nodes_ > payload * 4 + 1 || s.n_ > s.nodes_ || s.tail_bytes_ > payload)
+    throw corrupt("impossible counts (" + std::to_string(s.n_) + " keys, " + std::to_string(s.nodes_) +
+                  " nodes, " + std::to_string(s.tail_bytes_) +
+                  " tail bytes) for a payload of " + std::to_string(payload) + " bytes");
+  const Shape shape = shape_of(s.n_, s.nodes_, s.tail_bytes_);
+  uint64_t expect = 0;
+  for (int i = 0; i < kVecCount; ++i) {
+    const detail::DirectoryShape d = Bits::shape(shape.bits[i], shape.ones[i], kWithSelect[i]);
+    expect += 8 * (d.words + d.directory_words());
+  }
+  const uint64_t edges = s.nodes_ - 1;
+  expect += pad8(edges) + pad8(s.tail_bytes_);
+  if (payload != expect)
+    throw corrupt("payload of " + std::to_string(payload) + " bytes, the counts need " + std::to_string(expect));
+
+  // The payload is 8-aligned in the file, and the file is 8-aligned in memory.
+  const uint64_t* at = reinterpret_cast<const uint64_t*>(c.payload.data());
+  Bits* views[kVecCount] = {&s.louds_, &s.leaf_, &s.tail_map_};
+  for (int i = 0; i < kVecCount; ++i) {
+    const detail::DirectoryShape d = Bits::shape(shape.bits[i], shape.ones[i], kWithSelect[i]);
+    const std::span<const uint64_t> words(at, d.words), dir(at + d.words, d.directory_words());
+    at += d.words + d.directory_words();
+    if (!Bits::verify_directory(words, shape.bits[i], dir, kWithSelect[i]))
+      throw corrupt(std::string(kVecName[i]) + ": rank/select directory does not match the bits");
+    *views[i] = Bits(words, shape.bits[i], dir, kWithSelect[i]);
+    if (views[i]->ones() != shape.ones[i])
+      throw corrupt(std::string(kVecName[i]) + " has " + std::to_string(views[i]->ones()) + " ones, expected " +
+                    std::to_string(shape.ones[i]));
+  }
+  s.labels_ = reinterpret_cast<const uint8_t*>(at);
+  s.tail_ = s.labels_ + pad8(edges);
+  for (uint64_t i = edges; i < pad8(edges); ++i)
+    if (s.labels_[i] != 0) throw corrupt("non-zero padding after the labels");
+  for (uint64_t i = s.tail_bytes_; i < pad8(s.tail_bytes_); ++i)
+    if (s.tail_[i] != 0) throw corrupt("non-zero padding after the tails");
+  if (!s.louds_.get(s.louds_.size() - 1)) throw corrupt("label bitmap does not end with a node");
+  if (!s.tail_map_.get(0)) throw corrupt("tail bitmap does not start with a node");
+  s.payload_bytes_ = payload;
+  s.storage_ = std::move(storage);
+  s.validate_trie();
+  // Level starts: the walk of the leftmost boundary, for rank().
+  s.levels_ = 0;
+  s.level_leaf_sum_ = 0;
+  for (uint64_t a = 0;;) {
+    s.level_leaf_sum_ += s.leaf_.rank1(a);
+    ++s.levels_;
+    a = s.child_boundary(a);
+    if (a >= s.nodes_) break;
+  }
+  return s;
+}
+
+// One pass over the nodes: every edge points to a later node (so the trie is a tree
+// and every walk ends), labels of a node strictly increase (so order is sorted),
+// every node without children ends a key, and only such nodes have tails.
+void SuccinctSet::validate_trie() {
+  auto corrupt = [](const std::string& m) { return Error(Errc::corrupt, "succinct set: " + m); };
+  const uint64_t nw = (louds_.size() + 63) / 64;
+  const uint64_t* words = louds_.words();
+  uint64_t v = 0, start = 0, tails = 0;
+  uint64_t t_at = 0;  // position of node v's 1 in the tail bitmap
+  for (uint64_t w = 0; w < nw; ++w) {
+    for (uint64_t x = words[w]; x; x &= x - 1) {
+      const uint64_t q = (w << 6) + static_cast<uint64_t>(__builtin_ctzll(x));
+      const uint64_t k = q - start, first = start - v;  // labels [first, first + k)
+      if (k > 0) {
+        if (first + 1 <= v) throw corrupt("node " + std::to_string(v) + " has an edge pointing backwards");
+        for (uint64_t i = 1; i < k; ++i)
+          if (labels_[first + i] <= labels_[first + i - 1])
+            throw corrupt("labels of node " + std::to_string(v) + " are not strictly increasing");
+      }
+      if (!leaf_.get(v) && k == 0 && !(v == 0 && n_ == 0))
+        throw corrupt("node " + std::to_string(v) + " has neither children nor a key");
+      const uint64_t t_next = tail_map_.next_one(t_at + 1);
+      if (t_next - t_at > 1) {
+        if (k > 0) throw corrupt("node " + std::to_string(v) + " has children and a tail");
+        ++tails;
+      }
+      t_at = t_next;
+      start = q + 1;
+      ++v;
+    }
+  }
+  tails_ = tails;
+}
+
+std::vector<std::byte> SuccinctSet::serialize() const {
+  return std::vector<std::byte>(storage_->file.begin(), storage_->file.end());
+}
+
+// ---- queries -----------------------------------------------------------------
+
+template <bool Hw>
+[[gnu::always_inline]] inline std::string_view SuccinctSet::tail_of_t(uint64_t v) const noexcept {
+  // Node v's 1 in the tail bitmap is followed by a 0 per tail byte.
+  const uint64_t at = v == 0 ? 0 : tail_map_.select1<Hw>(v);
+  const uint64_t len = tail_map_.next_one(at + 1) - at - 1;
+  return {reinterpret_cast<const char*>(tail_ + (at - v)), len};
+}
+
+// The descent of contains(), compiled twice: with the popcnt instruction (chosen at
+// run time when the CPU has it) and without.
+template <bool Hw>
+[[gnu::always_inline]] inline bool SuccinctSet::contains_t(const uint8_t* p, size_t len) const noexcept {
+  uint64_t v = 0, st = 0;
+  const uint8_t* labels_end = labels_ + (nodes_ - 1);
+  for (size_t d = 0;; ++d) {
+    if (louds_.get(st)) {  // no children: a leaf, maybe with a tail
+      const std::string_view t = tail_of_t<Hw>(v);
+      return t.size() == len - d && (t.empty() || std::memcmp(t.data(), p + d, t.size()) == 0);
+    }
+    if (d == len) return leaf_.get(v);
+    const uint64_t en = louds_.next_one(st);
+    const uint8_t* lab = labels_ + (st - v);
+    const uint64_t k = en - st;
+    const uint8_t c = p[d];
+    uint64_t j;
+#if defined(__SSE2__)
+    if (k <= 16 && labels_end - lab >= 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lab));
+      const uint32_t m = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(static_cast<char>(c))))) &
+                         ((1u << k) - 1);
+      if (m == 0) return false;
+      j = static_cast<uint64_t>(__builtin_ctz(m));
+    } else
+#endif
+    {
+      const void* hit = std::memchr(lab, c, k);
+      if (!hit) return false;
+      j = static_cast<uint64_t>(static_cast<const uint8_t*>(hit) - lab);
+    }
+    v = st - v + 1 + j;
+    st = louds_.select1<Hw>(v - 1) + 1;
+  }
+}
+
+__attribute__((target("popcnt"))) bool SuccinctSet::contains_hw(const uint8_t* p, size_t len) const noexcept {
+  return contains_t<true>(p, len);
+}
+
+bool SuccinctSet::contains_sw(const uint8_t* p, size_t len) const noexcept { return contains_t<false>(p, len); }
+
+bool SuccinctSet::contains(KeyView key) const noexcept {
+  if (n_ == 0) return false;
+  static const bool hw = __builtin_cpu_supports("popcnt");
+  const Bytes b = key.bytes();
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(b.data());
+  return hw ? contains_hw(p, b.size()) : contains_sw(p, b.size());
+}
+
+// Keys < key = the sum over levels of the leaves left of a cut through each level.
+// The cut follows the key down the trie, then the boundary of the last node reached
+// is carried down through the deeper levels (child_boundary).
+uint64_t SuccinctSet::rank_impl(std::span<const std::byte> key, bool* found) const noexcept {
+  *found = false;
+  if (n_ == 0) return 0;
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(key.data());
+  const size_t len = key.size();
+  uint64_t total = 0, level = 0, v = 0, b = 0;
+  for (size_t d = 0;; ++d) {
+    const uint64_t st = node_start(v);
+    if (louds_.get(st)) {
+      const int cmp = compare_bytes(tail_of(v), key.subspan(d));
+      *found = cmp == 0;
+      b = cmp < 0 ? v + 1 : v;
+      break;
+    }
+    if (d == len) {
+      *found = leaf_.get(v);
+      b = v;
+      break;
+    }
+    const uint64_t en = louds_.next_one(st);
+    const uint8_t* lab = labels_ + (st - v);
+    const uint64_t k = en - st;
+    const uint8_t c = p[d];
+    const uint64_t j = static_cast<uint64_t>(std::lower_bound(lab, lab + k, c) - lab);
+    total += leaf_.rank1(v + 1);  // this level: v and the nodes left of it
+    ++level;
+    if (j < k && lab[j] == c) {
+      v = st - v + 1 + j;
+      continue;
+    }
+    b = st - v + 1 + j;  // next level: the children before the key's byte
+    break;
+  }
+  for (;;) {
+    total += leaf_.rank1(b);
+    if (++level >= levels_) break;
+    if (b >= nodes_) {
+      total += (levels_ - level) * n_;
+      break;
+    }
+    b = child_boundary(b);
+  }
+  return total - level_leaf_sum_;
+}
+
+uint64_t SuccinctSet::rank(KeyView key) const noexcept {
+  bool found;
+  return rank_impl(key.bytes(), &found);
+}
+
+uint64_t SuccinctSet::index_of(KeyView key) const noexcept {
+  bool found;
+  const uint64_t r = rank_impl(key.bytes(), &found);
+  return found ? r : npos;
+}
+
+// Keys in the subtrees of the nodes [x, y) of one level.
+uint64_t SuccinctSet::keys_between(uint64_t x, uint64_t y) const noexcept {
+  uint64_t total = 0;
+  while (x != y) {
+    total += leaf_.rank1(y) - leaf_.rank1(x);
+    if (y >= nodes_ && x >= nodes_) break;
+    x = x >= nodes_ ? nodes_ : child_boundary(x);
+    y = y >= nodes_ ? nodes_ : child_boundary(y);
+  }
+  return total;
+}
+
+std::string SuccinctSet::key_at(uint64_t i) const {
+  if (i >= n_)
+    throw Error(Errc::invalid_argument,
+                "succinct set: index " + std::to_string(i) + " out of range (size " + std::to_string(n_) + ")");
+  std::string key;
+  uint64_t v = 0, before = 0;  // keys less than every key below v
+  for (;;) {
+    const uint64_t st = node_start(v);
+    if (louds_.get(st)) {
+      key += tail_of(v);
+      return key;
+    }
+    if (leaf_.get(v)) {
+      if (before == i) return key;
+      ++before;
+    }
+    const uint64_t k = louds_.next_one(st) - st;
+    const uint64_t first = st - v + 1;
+    const uint64_t target = i - before;
+    uint64_t lo = 0, hi = k - 1;  // the last child j with keys_between(first, first + j) <= target
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo + 1) / 2;
+      if (keys_between(first, first + mid) <= target) lo = mid;
+      else hi = mid - 1;
+    }
+    before += keys_between(first, first + lo);
+    key.push_back(static_cast<char>(labels_[st - v + lo]));
+    v = first + lo;
+  }
+}
+
+SuccinctSet::Layout SuccinctSet::layout() const {
+  Layout l;
+  l.labels.assign(reinterpret_cast<const char*>(labels_), nodes_ - 1);
+  l.tails.assign(reinterpret_cast<const char*>(tail_), tail_bytes_);
+  auto bits = [](const Bits& b) {
+    std::string s;
+    for (uint64_t i = 0; i < b.size(); ++i) s += b.get(i) ? '1' : '0';
+    return s;
+  };
+  l.label_bitmap = bits(louds_);
+  l.leaf_bitmap = bits(leaf_);
+  l.tail_bitmap = bits(tail_map_);
+  return l;
+}
+
+// ---- iteration ---------------------------------------------------------------
+
+void SuccinctSet::Iterator::push_node(uint64_t v) {
+  const uint64_t st = set_->node_start(v);
+  stack_.push_back({v, st, set_->louds_.next_one(st), npos});
+}
+
+void SuccinctSet::Iterator::emit(uint64_t v) {
+  key_.assign(path_);
+  if (stack_.back().next == stack_.back().end) key_ += set_->tail_of(v);
+  done_ = false;
+  if ((has_stop_ && std::string_view(key_) >= std::string_view(stop_)) ||
+      (!prefix_.empty() && std::string_view(key_).substr(0, prefix_.size()) != prefix_)) {
+    done_ = true;
+    stack_.clear();
+  }
+}
+
+void SuccinctSet::Iterator::advance() {
+  while (!stack_.empty()) {
+    Frame& f = stack_.back();
+    if (f.next < f.end) {
+      const uint64_t pos = f.next++;
+      const uint64_t child = pos - f.node + 1;
+      path_.push_back(static_cast<char>(set_->labels_[pos - f.node]));
+      // Siblings' label ranges follow each other: one select per parent, not per child.
+      const uint64_t st = f.child_start == npos ? set_->node_start(child) : f.child_start;
+      const uint64_t en = set_->louds_.next_one(st);
+      f.child_start = en + 1;
+      stack_.push_back({child, st, en, npos});
+      if (set_->leaf_.get(child)) return emit(child);
+      continue;
+    }
+    stack_.pop_back();
+    if (!stack_.empty()) path_.pop_back();
+  }
+  done_ = true;
+}
+
+// Positions at the first key >= key.
+void SuccinctSet::Iterator::seek(std::span<const std::byte> key) {
+  stack_.clear();
+  path_.clear();
+  done_ = true;
+  if (set_->n_ == 0) return;
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(key.data());
+  push_node(0);
+  for (size_t d = 0;; ++d) {
+    Frame& f = stack_.back();
+    const uint64_t v = f.node;
+    if (f.next == f.end) {  // a leaf without children
+      if (compare_bytes(set_->tail_of(v), key.subspan(d)) >= 0) return emit(v);
+      return advance();
+    }
+    if (d == key.size()) {
+      if (set_->leaf_.get(v)) return emit(v);
+      return advance();
+    }
+    const uint8_t* lab = set_->labels_ + (f.next - v);
+    const uint64_t k = f.end - f.next;
+    const uint64_t j = static_cast<uint64_t>(std::lower_bound(lab, lab + k, p[d]) - lab);
+    if (j < k && lab[j] == p[d]) {
+      f.next += j + 1;
+      path_.push_back(static_cast<char>(p[d]));
+      push_node(f.next - v);  // the label at f.next - 1 leads to node (f.next - 1) - v + 1
+      stack_[stack_.size() - 2].child_start = stack_.back().end + 1;
+      continue;
+    }
+    f.next += j;
+    return advance();
+  }
+}
+
+SuccinctSet::Iterator SuccinctSet::begin() const {
+  Iterator it(this);
+  it.seek({});
+  return it;
+}
+
+SuccinctSet::Iterator SuccinctSet::lower_bound(KeyView key) const {
+  Iterator it(this);
+  it.seek(key.bytes());
+  return it;
+}
+
+SuccinctSet::Range SuccinctSet::scan(std::string_view prefix, std::optional<std::string_view> from,
+                                     std::optional<std::string_view> to) const {
+  Iterator it(this);
+  it.prefix_ = prefix;
+  if (to) {
+    it.has_stop_ = true;
+    it.stop_ = *to;
+  }
+  const std::string_view start = from && *from > prefix ? *from : prefix;
+  it.seek(as_bytes(start));  // emit() applies the bounds from the first key on
+  return Range(std::move(it));
+}
+
+SuccinctSet::Range SuccinctSet::prefix(KeyView prefix) const {
+  return scan(as_chars(prefix.bytes()), std::nullopt, std::nullopt);
+}
+
+SuccinctSet::Range SuccinctSet::range(KeyView from, KeyView to) const {
+  return scan({}, as_chars(from.bytes()), as_chars(to.bytes()));
+}
+
+}  // namespace amq

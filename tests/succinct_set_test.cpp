@@ -1,0 +1,546 @@
+// SuccinctSet and its rank/select bit vectors: the seed's layout example, property
+// tests against std::set on random and adversarial key sets (built, loaded and
+// memory-mapped sets alike), corruption handling, the AnySet adapter and the CLI.
+#include "amq/succinct_set.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "amq/any_set.hpp"
+#include "amq/detail/byte_io.hpp"
+#include "amq/detail/rank_select.hpp"
+#include "amq/error.hpp"
+#include "amq/file_io.hpp"
+#include "amq/format.hpp"
+#include "test_util.hpp"
+
+namespace amq {
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// ---- rank / select -------------------------------------------------------------
+
+template <int Shift>
+void check_bits(const std::vector<bool>& bits) {
+  detail::BitVector bv;
+  for (bool b : bits) bv.push_back(b);
+  const auto dir = detail::RankSelect<Shift>::build_directory(bv.words(), bv.size(), true);
+  ASSERT_TRUE(detail::RankSelect<Shift>::verify_directory(bv.words(), bv.size(), dir, true));
+  detail::RankSelect<Shift> rs(bv.words(), bv.size(), dir, true);
+  std::vector<uint64_t> ones;
+  uint64_t r = 0;
+  for (uint64_t i = 0; i < bits.size(); ++i) {
+    ASSERT_EQ(rs.rank1(i), r) << "i=" << i;
+    ASSERT_EQ(rs.get(i), bits[i]);
+    if (bits[i]) {
+      ones.push_back(i);
+      ++r;
+    }
+  }
+  ASSERT_EQ(rs.rank1(bits.size()), r);
+  ASSERT_EQ(rs.ones(), r);
+  for (uint64_t j = 0; j < ones.size(); ++j) ASSERT_EQ(rs.select1(j), ones[j]) << "j=" << j;
+  // next_one from every position
+  uint64_t next = bits.size();
+  for (uint64_t i = bits.size(); i-- > 0;) {
+    if (bits[i]) next = i;
+    ASSERT_EQ(rs.next_one(i), next);
+  }
+  // Any changed directory word is noticed.
+  if (!dir.empty()) {
+    auto bad = dir;
+    bad[bad.size() / 2] ^= 1;
+    EXPECT_FALSE(detail::RankSelect<Shift>::verify_directory(bv.words(), bv.size(), bad, true));
+  }
+}
+
+std::vector<bool> random_bits(size_t n, double density, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution d(density);
+  std::vector<bool> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = d(rng);
+  return v;
+}
+
+TEST(RankSelect, MatchesNaiveOnRandomBits) {
+  for (size_t n : {0, 1, 63, 64, 65, 511, 512, 2047, 2048, 2049, 10000, 100000})
+    for (double density : {0.0, 0.01, 0.5, 0.97, 1.0}) check_bits<32>(random_bits(n, density, n * 7 + 1));
+}
+
+TEST(RankSelect, SmallChunksExerciseTheL0Level) {
+  // With 4096-bit l0 chunks the 64-bit chunk counts carry real values.
+  for (double density : {0.001, 0.3, 0.9, 1.0}) check_bits<12>(random_bits(300000, density, 99));
+  check_bits<11>(random_bits(50000, 0.5, 5));
+}
+
+TEST(RankSelect, DirectoryOverheadIsAFewPercent) {
+  const uint64_t bits = uint64_t{1} << 24;
+  const auto rank_only = detail::RankSelect<32>::shape(bits, bits / 2, false);
+  EXPECT_LT(static_cast<double>(rank_only.directory_words()) / static_cast<double>(rank_only.words), 0.035);
+  const auto with_select = detail::RankSelect<32>::shape(bits, bits / 2, true);  // a LOUDS-like density
+  EXPECT_LT(static_cast<double>(with_select.directory_words()) / static_cast<double>(with_select.words), 0.10);
+}
+
+TEST(RankSelect, SelectInWord) {
+  std::mt19937_64 rng(3);
+  for (int t = 0; t < 10000; ++t) {
+    const uint64_t x = rng() & rng();
+    int r = 0;
+    for (int i = 0; i < 64; ++i)
+      if ((x >> i) & 1) {
+        ASSERT_EQ(detail::select_in_word(x, r++), i);
+      }
+  }
+}
+
+// ---- the seed's example --------------------------------------------------------
+
+TEST(SuccinctSet, SeedPlainLayout) {
+  const std::vector<std::string> keys = {"ab", "abc", "abcd", "axy", "buv"};
+  const auto l = SuccinctSet::plain_layout(keys);
+  EXPECT_EQ(l.labels, "abbxucyvd");
+  EXPECT_EQ(l.label_bitmap, "0010010101010101111");
+  EXPECT_EQ(l.leaf_bitmap, "0001001111");  // nodes 3, 6, 7, 8, 9
+  EXPECT_TRUE(l.tails.empty());
+  // Unsorted input with duplicates gives the same layout.
+  const std::vector<std::string> shuffled = {"buv", "abcd", "ab", "axy", "abc", "ab"};
+  const auto l2 = SuccinctSet::plain_layout(shuffled);
+  EXPECT_EQ(l2.labels, l.labels);
+  EXPECT_EQ(l2.label_bitmap, l.label_bitmap);
+  EXPECT_EQ(l2.leaf_bitmap, l.leaf_bitmap);
+}
+
+TEST(SuccinctSet, SeedExampleWithTails) {
+  const auto s = SuccinctSet::build({"ab", "abc", "abcd", "axy", "buv"});
+  const auto l = s.layout();
+  // root {a,b}; a -> {b,x}; b holds one key: tail "uv"; ab (a key) -> {c}; ax holds
+  // one key: tail "y"; abc (a key) -> {d}; abcd holds one key with nothing left.
+  EXPECT_EQ(l.labels, "abbxcd");
+  EXPECT_EQ(l.label_bitmap, "0010011011011");
+  EXPECT_EQ(l.leaf_bitmap, "0011111");
+  EXPECT_EQ(l.tails, "uvy");
+  EXPECT_EQ(l.tail_bitmap, "1110011011");
+  EXPECT_EQ(s.size(), 5u);
+  for (auto k : {"ab", "abc", "abcd", "axy", "buv"}) EXPECT_TRUE(s.contains(k)) << k;
+  for (auto k : {"", "a", "b", "abcde", "bu", "buvw", "ax", "axyz", "c"}) EXPECT_FALSE(s.contains(k)) << k;
+}
+
+// ---- property tests against std::set -------------------------------------------
+
+std::string random_probe(std::mt19937_64& rng, const std::vector<std::string>& keys) {
+  std::string k = keys.empty() ? std::string() : keys[rng() % keys.size()];
+  switch (rng() % 5) {
+    case 0: if (!k.empty()) k.resize(rng() % k.size()); break;
+    case 1: k.push_back(static_cast<char>(rng())); break;
+    case 2: if (!k.empty()) k[rng() % k.size()] = static_cast<char>(rng()); break;
+    case 3: k = std::string(rng() % 4, static_cast<char>(rng())); break;
+    default: break;
+  }
+  return k;
+}
+
+void check_set(const SuccinctSet& s, const std::set<std::string>& ref, size_t probes, uint64_t seed) {
+  const std::vector<std::string> sorted(ref.begin(), ref.end());
+  ASSERT_EQ(s.size(), sorted.size());
+  // Iteration
+  {
+    std::vector<std::string> got;
+    for (std::string_view k : s) got.emplace_back(k);
+    ASSERT_EQ(got, sorted);
+  }
+  // Every key: contains, index_of, key_at (a sample for big sets).
+  const size_t step = std::max<size_t>(1, sorted.size() / probes);
+  for (size_t i = 0; i < sorted.size(); i += step) {
+    ASSERT_TRUE(s.contains(sorted[i])) << i;
+    ASSERT_EQ(s.index_of(sorted[i]), i);
+    ASSERT_EQ(s.key_at(i), sorted[i]);
+  }
+  if (!sorted.empty()) {
+    ASSERT_EQ(s.key_at(sorted.size() - 1), sorted.back());
+  }
+  EXPECT_THROW((void)s.key_at(sorted.size()), Error);
+  // Random probes, present or not.
+  std::mt19937_64 rng(seed);
+  for (size_t t = 0; t < probes; ++t) {
+    const std::string q = random_probe(rng, sorted);
+    const bool present = ref.count(q) > 0;
+    ASSERT_EQ(s.contains(q), present) << "probe of " << q.size() << " bytes";
+    const auto lb = ref.lower_bound(q);
+    const uint64_t rank = static_cast<uint64_t>(std::lower_bound(sorted.begin(), sorted.end(), q) - sorted.begin());
+    ASSERT_EQ(s.rank(q), rank);
+    ASSERT_EQ(s.index_of(q), present ? rank : SuccinctSet::npos);
+    auto it = s.lower_bound(q);
+    if (lb == ref.end()) {
+      ASSERT_TRUE(it == s.end());
+    } else {
+      ASSERT_FALSE(it == s.end());
+      ASSERT_EQ(*it, *lb);
+      // a few steps of iteration from there
+      auto r = lb;
+      for (int k = 0; k < 3 && r != ref.end(); ++k, ++r, ++it) {
+        ASSERT_FALSE(it == s.end());
+        ASSERT_EQ(*it, *r);
+      }
+    }
+    if (t % 8 == 0) {
+      // prefix search
+      const std::string p = q.substr(0, rng() % (q.size() + 1));
+      std::vector<std::string> want, got;
+      constexpr size_t kCap = 300;  // compare the first keys of each scan
+      for (auto i = ref.lower_bound(p); i != ref.end() && i->compare(0, p.size(), p) == 0 && want.size() < kCap; ++i)
+        want.push_back(*i);
+      for (std::string_view k : s.prefix(p)) {
+        if (got.size() == kCap) break;
+        got.emplace_back(k);
+      }
+      ASSERT_EQ(got, want) << "prefix of " << p.size() << " bytes";
+      // range [a, b)
+      std::string a = q, b = random_probe(rng, sorted);
+      if (b < a) std::swap(a, b);
+      want.clear();
+      got.clear();
+      for (auto i = ref.lower_bound(a); i != ref.end() && *i < b && want.size() < kCap; ++i) want.push_back(*i);
+      for (std::string_view k : s.range(a, b)) {
+        if (got.size() == kCap) break;
+        got.emplace_back(k);
+      }
+      ASSERT_EQ(got, want);
+      // the general scan: prefix and bounds together
+      want.clear();
+      got.clear();
+      for (auto i = ref.lower_bound(std::max(a, p)); i != ref.end() && *i < b && want.size() < kCap; ++i) {
+        if (i->compare(0, p.size(), p) != 0) break;
+        want.push_back(*i);
+      }
+      for (std::string_view k : s.scan(p, a, b)) {
+        if (got.size() == kCap) break;
+        got.emplace_back(k);
+      }
+      ASSERT_EQ(got, want);
+    }
+  }
+}
+
+// Checks the set as built, as loaded from bytes, and memory-mapped from a file, in
+// both tail modes.
+void check_all_ways(const std::vector<std::string>& keys, size_t probes = 2000, uint64_t seed = 1) {
+  const std::set<std::string> ref(keys.begin(), keys.end());
+  test::TempDir dir;
+  for (bool tails : {true, false}) {
+    SCOPED_TRACE(tails ? "tails" : "plain");
+    const auto built = SuccinctSet::build(keys, {.tail_compression = tails});
+    {
+      SCOPED_TRACE("built");
+      check_set(built, ref, probes, seed);
+    }
+    const auto bytes = built.serialize();
+    {
+      SCOPED_TRACE("loaded");
+      const auto loaded = SuccinctSet::load(bytes);
+      EXPECT_FALSE(loaded.is_mapped());
+      check_set(loaded, ref, probes, seed + 1);
+    }
+    {
+      SCOPED_TRACE("mapped");
+      const std::string path = dir.file(tails ? "t.amq" : "p.amq");
+      write_file_atomic(path, bytes);
+      const auto mapped = SuccinctSet::open(path);
+      EXPECT_TRUE(mapped.is_mapped());
+      EXPECT_EQ(mapped.serialize(), bytes);
+      check_set(mapped, ref, probes, seed + 2);
+    }
+  }
+}
+
+TEST(SuccinctSet, EmptySet) {
+  check_all_ways({});
+  const SuccinctSet s;
+  EXPECT_TRUE(s.empty());
+  EXPECT_FALSE(s.contains(""));
+  EXPECT_TRUE(s.begin() == s.end());
+  EXPECT_EQ(s.rank("x"), 0u);
+}
+
+TEST(SuccinctSet, EmptyKey) {
+  check_all_ways({""});
+  check_all_ways({"", "a", "ab", "b"});
+}
+
+TEST(SuccinctSet, OneKey) {
+  check_all_ways({"hello"});
+  check_all_ways({std::string(1, '\0')});
+}
+
+TEST(SuccinctSet, KeysThatArePrefixesOfOthers) {
+  std::vector<std::string> keys;
+  for (int i = 0; i <= 300; ++i) keys.push_back(std::string(static_cast<size_t>(i), 'a'));
+  for (int i = 0; i <= 50; ++i) keys.push_back(std::string(static_cast<size_t>(i), 'a') + "b");
+  check_all_ways(keys);
+}
+
+TEST(SuccinctSet, EveryByteValue) {
+  std::vector<std::string> keys;
+  for (int a = 0; a < 256; ++a) {
+    keys.push_back(std::string(1, static_cast<char>(a)));
+    for (int b = 0; b < 256; b += 17) keys.push_back(std::string{static_cast<char>(a), static_cast<char>(b)});
+    keys.push_back(std::string(3, static_cast<char>(a)) + '\xff' + '\0');
+  }
+  check_all_ways(keys);
+}
+
+TEST(SuccinctSet, VeryLongKeys) {
+  std::mt19937_64 rng(11);
+  std::vector<std::string> keys;
+  // Without tails every byte is a trie level, and rank/key_at walk the levels: keep
+  // the plain trie a few thousand levels deep.
+  std::string base(kSanitized ? 1500 : 3000, 'x');
+  for (auto& c : base) c = static_cast<char>('a' + rng() % 3);
+  for (int i = 0; i < 20; ++i) {
+    std::string k = base.substr(0, base.size() - rng() % 2000);
+    k[rng() % k.size()] = static_cast<char>(rng());
+    keys.push_back(k);
+    keys.push_back(base.substr(0, rng() % base.size()));
+  }
+  keys.push_back(base);
+  check_all_ways(keys, 200);
+  // With tails, keys of a megabyte.
+  std::vector<std::string> big;
+  for (int i = 0; i < 6; ++i) big.push_back(std::to_string(i) + std::string(1 << 20, static_cast<char>('a' + i % 2)));
+  big.push_back(std::string(1 << 20, 'a'));
+  big.push_back(std::string(1000, 'a') + "b");
+  const std::set<std::string> ref(big.begin(), big.end());
+  check_set(SuccinctSet::build(big), ref, 50, 2);
+}
+
+TEST(SuccinctSet, RandomBinaryKeys) {
+  check_all_ways(test::random_keys(kSanitized ? 2000 : 20000, 42, 24), 3000, 5);
+}
+
+TEST(SuccinctSet, SmallAlphabetDeepTrie) {
+  std::mt19937_64 rng(8);
+  std::vector<std::string> keys;
+  for (int i = 0; i < (kSanitized ? 3000 : 30000); ++i) {
+    std::string k(rng() % 40, 'a');
+    for (auto& c : k) c = static_cast<char>('a' + rng() % 2);
+    keys.push_back(k);
+  }
+  check_all_ways(keys, 3000, 9);
+}
+
+TEST(SuccinctSet, WordList) {
+  const char* path = "/usr/share/dict/american-english";
+  if (!std::ifstream(path)) GTEST_SKIP() << path << " not installed";
+  std::vector<std::string> keys;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) keys.push_back(line);
+  if (kSanitized) keys.resize(20000);
+  check_all_ways(keys, 3000, 13);
+  uint64_t raw = 0;
+  for (const auto& k : std::set<std::string>(keys.begin(), keys.end())) raw += k.size();
+  const auto s = SuccinctSet::build(keys);
+  if (!kSanitized) {
+    EXPECT_LT(static_cast<double>(s.size_in_bytes()), 0.40 * static_cast<double>(raw));
+  }
+}
+
+TEST(SuccinctSet, MillionKeys) {
+  const size_t n = kSanitized ? 50000 : 1000000;
+  auto keys = test::random_keys(n, 77, 16);
+  // Shared prefixes too: decimal numbers.
+  for (size_t i = 0; i < n / 4; ++i) keys.push_back("id" + std::to_string(i * 7919));
+  const std::set<std::string> ref(keys.begin(), keys.end());
+  const auto s = SuccinctSet::build(keys);
+  check_set(s, ref, 20000, 3);
+  test::TempDir dir;
+  const auto bytes = s.serialize();
+  write_file_atomic(dir.file("m.amq"), bytes);
+  check_set(SuccinctSet::open(dir.file("m.amq")), ref, 5000, 4);
+  check_set(SuccinctSet::load(bytes), ref, 2000, 5);
+}
+
+TEST(SuccinctSet, Uint64Keys) {
+  const std::vector<uint64_t> keys = {1, 2, 3, 1ULL << 40, 2};
+  const auto s = SuccinctSet::build(keys);
+  EXPECT_EQ(s.size(), 4u);
+  EXPECT_TRUE(s.contains(uint64_t{1ULL << 40}));
+  EXPECT_FALSE(s.contains(uint64_t{4}));
+}
+
+// ---- corrupted input -------------------------------------------------------------
+
+TEST(SuccinctSet, RejectsTruncatedAndWrongFiles) {
+  const auto bytes = SuccinctSet::build({"ab", "abc", "buv", "x"}).serialize();
+  for (size_t n = 0; n < bytes.size(); ++n) EXPECT_THROW(SuccinctSet::load(std::span(bytes).first(n)), Error);
+  auto flipped = bytes;
+  flipped[flipped.size() / 2] ^= std::byte{1};
+  try {
+    SuccinctSet::load(flipped);
+    FAIL() << "accepted a changed file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::checksum_mismatch);
+  }
+  const auto other = write_container(Kind::bloom, {}, {});
+  try {
+    SuccinctSet::load(other);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::wrong_kind);
+  }
+  EXPECT_THROW(SuccinctSet::open("/nonexistent/file.amq"), Error);
+}
+
+// Changes inside a container whose checksum is then made right again, so only the
+// structural validation stands between the bytes and the queries.
+TEST(SuccinctSet, StructuralValidationCatchesEveryChange) {
+  std::vector<std::string> keys = test::random_keys(300, 5, 6);
+  keys.push_back("");
+  keys.push_back("abc");
+  keys.push_back("abcdef");
+  const auto bytes = SuccinctSet::build(keys).serialize();
+  const Container c = parse_container(bytes);
+  const std::vector<std::byte> params(c.params.begin(), c.params.end());
+  const std::vector<std::byte> payload(c.payload.begin(), c.payload.end());
+  std::mt19937_64 rng(1);
+  const std::set<std::string> ref(keys.begin(), keys.end());
+  size_t rejected = 0, accepted = 0;
+  for (int t = 0; t < (kSanitized ? 300 : 3000); ++t) {
+    auto p = params;
+    auto q = payload;
+    if (t % 10 == 0) p[rng() % p.size()] ^= std::byte{static_cast<uint8_t>(1 + rng() % 255)};
+    else q[rng() % q.size()] ^= std::byte{static_cast<uint8_t>(1u << (rng() % 8))};
+    try {
+      const auto s = SuccinctSet::load(write_container(Kind::succinct, p, q));
+      ++accepted;
+      // Whatever it holds, every query is safe and consistent with itself.
+      uint64_t i = 0;
+      for (std::string_view k : s) {
+        ASSERT_TRUE(s.contains(k));
+        ASSERT_EQ(s.index_of(k), i);
+        ASSERT_EQ(s.key_at(i), k);
+        ++i;
+      }
+      ASSERT_EQ(i, s.size());
+      for (const auto& k : keys) (void)s.contains(k), (void)s.rank(k), (void)s.lower_bound(k);
+    } catch (const Error& e) {
+      ++rejected;
+      EXPECT_TRUE(e.code() == Errc::corrupt || e.code() == Errc::truncated) << e.what();
+    }
+  }
+  // A change in a label or tail byte can be a different but valid set; a change in a
+  // bitmap, directory or count almost never is.
+  EXPECT_GT(rejected, 0u);
+  EXPECT_GT(accepted, 0u);
+}
+
+TEST(SuccinctSet, KeyAtOutOfRange) {
+  const auto s = SuccinctSet::build({"a"});
+  try {
+    (void)s.key_at(1);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument);
+  }
+}
+
+// ---- AnySet and the CLI ----------------------------------------------------------
+
+TEST(SuccinctSet, AnySetAdapter) {
+  const std::vector<std::string> keys = {"pear", "apple", "fig", "apple", ""};
+  std::vector<Bytes> views;
+  for (const auto& k : keys) views.push_back(as_bytes(k));
+  auto set = build_set(Kind::succinct, BuildOptions{}, views);
+  EXPECT_EQ(set->kind(), Kind::succinct);
+  EXPECT_FALSE(set->is_dynamic());
+  EXPECT_THROW(set->insert(as_bytes("x")), Error);
+  for (const auto& k : keys) EXPECT_TRUE(set->contains(as_bytes(k)));
+  EXPECT_FALSE(set->contains(as_bytes("grape")));
+  const SetInfo i = set->info();
+  EXPECT_EQ(i.items, 4u);
+  EXPECT_TRUE(i.items_exact);
+  EXPECT_EQ(i.fpp_expected, 0.0);
+  EXPECT_EQ(i.bytes, set->serialize().size());
+  EXPECT_NEAR(i.bits_per_key, 8.0 * static_cast<double>(i.bytes) / 4, 1e-9);
+  auto again = load_set(set->serialize());
+  EXPECT_EQ(again->kind(), Kind::succinct);
+  EXPECT_TRUE(again->contains(as_bytes("fig")));
+  BuildOptions guava;
+  guava.format = "guava";
+  EXPECT_THROW(build_set(Kind::succinct, guava, views), Error);
+}
+
+#ifdef AMQ_CLI
+TEST(SuccinctSetCli, BuildQueryInfoList) {
+  test::TempDir dir;
+  const std::string f = dir.file("w.amq");
+  const std::string amq = "'" + test::cli() + "'";
+  auto r = test::run(amq + " build -t succinct -o '" + f + "'", "pear\napple\nfig\napple\napricot\nbanana\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = test::run(amq + " query '" + f + "' fig kiwi apple");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "fig\napple\n");
+  r = test::run(amq + " query '" + f + "' kiwi");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  r = test::run(amq + " info --json '" + f + "'");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("\"kind\":\"succinct\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"items\":5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"fpp_expected\":0"), std::string::npos) << r.out;
+  r = test::run(amq + " list '" + f + "'");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "apple\napricot\nbanana\nfig\npear\n");
+  r = test::run(amq + " list '" + f + "' --prefix ap");
+  EXPECT_EQ(r.out, "apple\napricot\n");
+  r = test::run(amq + " list '" + f + "' --from b --to g");
+  EXPECT_EQ(r.out, "banana\nfig\n");
+  r = test::run(amq + " list '" + f + "' --from apples --to pear");
+  EXPECT_EQ(r.out, "apricot\nbanana\nfig\n");
+  r = test::run(amq + " list '" + f + "' --prefix a --from apq");
+  EXPECT_EQ(r.out, "apricot\n");
+  r = test::run(amq + " list -c '" + f + "' --prefix b");
+  EXPECT_EQ(r.out, "1\n");
+  r = test::run(amq + " list '" + f + "' --prefix zz");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  r = test::run(amq + " list --key-type hex '" + f + "' --prefix 6669");  // "fi"
+  EXPECT_EQ(r.out, "666967\n");
+}
+
+TEST(SuccinctSetCli, ListRejectsOtherAndBrokenFiles) {
+  test::TempDir dir;
+  const std::string amq = "'" + test::cli() + "'";
+  const std::string bloom = dir.file("b.amq"), broken = dir.file("x.amq");
+  ASSERT_EQ(test::run(amq + " build -t bloom -o '" + bloom + "'", "a\nb\n").status, 0);
+  auto r = test::run(amq + " list '" + bloom + "'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("bloom"), std::string::npos) << r.err;
+  auto bytes = SuccinctSet::build({"a", "b"}).serialize();
+  bytes[40] ^= std::byte{4};
+  write_file_atomic(broken, bytes);
+  r = test::run(amq + " list '" + broken + "'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(broken), std::string::npos) << r.err;
+  r = test::run(amq + " list '" + dir.file("missing.amq") + "'");
+  EXPECT_EQ(r.status, 2);
+}
+#endif
+
+}  // namespace
+}  // namespace amq

@@ -1,0 +1,87 @@
+// amq list: the keys of a succinct set in order, optionally restricted to a prefix
+// and a range [--from, --to). The file is memory-mapped and read in place.
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "amq/error.hpp"
+#include "amq/succinct_set.hpp"
+#include "cli.hpp"
+
+namespace amq::cli {
+namespace {
+
+std::string encode_key(std::string_view key, KeyType type) {
+  switch (type) {
+    case KeyType::str: return std::string(key);
+    case KeyType::hex: {
+      std::string out;
+      out.reserve(2 * key.size());
+      for (unsigned char c : key) out += fmt::format("{:02x}", c);
+      return out;
+    }
+    case KeyType::u64: {
+      if (key.size() != 8)
+        throw Error(Errc::invalid_argument, "a key of " + std::to_string(key.size()) + " bytes is not a u64 key");
+      uint64_t v;
+      std::memcpy(&v, key.data(), 8);
+      return std::to_string(v);
+    }
+  }
+  return std::string(key);
+}
+
+}  // namespace
+
+void add_list(CLI::App& app, int& status) {
+  struct Opts {
+    std::string file, prefix, from, to;
+    bool count = false;
+    KeyType key_type = KeyType::str;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("list", "print the keys of a succinct set in order, one a line; exit 0 if any");
+  cmd->add_option("file", o->file, "succinct set file")->required();
+  auto* prefix = cmd->add_option("--prefix", o->prefix, "only keys starting with this");
+  auto* from = cmd->add_option("--from", o->from, "only keys >= this");
+  auto* to = cmd->add_option("--to", o->to, "only keys < this");
+  cmd->add_flag("-c,--count", o->count, "print only the number of keys selected");
+  add_key_type_option(*cmd, o->key_type);
+  cmd->callback([o, prefix, from, to, &status] {
+    SuccinctSet set;
+    try {
+      set = SuccinctSet::open(o->file);
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      if (msg.rfind(o->file, 0) == 0) throw;
+      throw Error(e.code(), o->file + ": " + msg);
+    }
+    const std::string p = *prefix ? decode_key(o->prefix, o->key_type) : std::string();
+    std::optional<std::string> lo, hi;
+    if (*from) lo = decode_key(o->from, o->key_type);
+    if (*to) hi = decode_key(o->to, o->key_type);
+    uint64_t selected = 0;
+    std::string out;
+    for (std::string_view k : set.scan(p, lo, hi)) {
+      ++selected;
+      if (o->count) continue;
+      out += encode_key(k, o->key_type);
+      out += '\n';
+      if (out.size() > (1 << 16)) {
+        if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size())
+          throw Error(Errc::io, "cannot write standard output");
+        out.clear();
+      }
+    }
+    if (o->count) out = fmt::format("{}\n", selected);
+    if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0)
+      throw Error(Errc::io, "cannot write standard output");
+    status = selected > 0 ? 0 : 1;
+  });
+}
+
+}  // namespace amq::cli
