@@ -34,6 +34,7 @@
 #include <span>
 #include <vector>
 
+#include "amq/detail/huge_pages.hpp"
 #include "amq/detail/prefetch.hpp"
 #include "amq/hash.hpp"
 
@@ -150,7 +151,7 @@ class BloomFilter {
     return true;
   }
 
-  std::vector<uint64_t> words_;
+  std::vector<uint64_t, detail::HugePageAllocator<uint64_t>> words_;  // huge pages when large
   int num_hashes_;
   GuavaStrategy strategy_;
   uint64_t bit_size_;
