@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 BUILD ?= build
 JOBS ?= $(shell nproc)
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 10
 CMAKE_FLAGS ?=
 
 .PHONY: all setup build run test test-release test-asan fuzz bench-suites install clean
@@ -32,14 +32,14 @@ test-release:
 	ctest --test-dir $(BUILD)/release --output-on-failure -j $(JOBS)
 
 test-asan: setup
-	cmake -S . -B $(BUILD)/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAMQ_SANITIZE=ON \
+	cmake -S . -B $(BUILD)/asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" -DAMQ_SANITIZE=ON \
 	  -DAMQ_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD)/asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(BUILD)/asan --output-on-failure -j $(JOBS)
 
 fuzz: setup
-	CC=clang CXX=clang++ cmake -S . -B $(BUILD)/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	CC=clang CXX=clang++ cmake -S . -B $(BUILD)/fuzz -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" \
 	  -DAMQ_BUILD_FUZZ=ON -DAMQ_BUILD_TESTS=OFF -DAMQ_BUILD_BENCH=OFF -DAMQ_BUILD_TOOLS=OFF >/dev/null
 	cmake --build $(BUILD)/fuzz -j $(JOBS)
 	bash scripts/fuzz.sh $(BUILD)/fuzz/fuzz $(FUZZ_SECONDS)
