@@ -18,15 +18,7 @@ namespace {
 
 using detail::sbbf::Block;
 
-Errc code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no amq::Error thrown";
-  return Errc::io;
-}
+using test::code_of;
 
 // The Parquet spec's algorithm, written out here independently of the library:
 // block = ((h >> 32) * z) >> 32; in word i set bit (uint32(h) * salt_i) >> 27.

@@ -17,15 +17,7 @@ namespace {
 
 using detail::CuckooTable;
 
-Errc code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no amq::Error thrown";
-  return Errc::invalid_argument;
-}
+using test::code_of;
 
 TEST(CuckooTable, AlternateBucketIsAnInvolutionWithoutFixedPoints) {
   // Even sizes, powers of two and not, small and large.

@@ -19,15 +19,7 @@ namespace {
 
 using detail::ScalableParams;
 
-Errc code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no amq::Error thrown";
-  return Errc::io;
-}
+using test::code_of;
 
 std::vector<std::string> absent_keys(size_t n) {
   // random_keys draws 1..24 bytes; these have 30 bytes, so none is a present key.

@@ -13,15 +13,7 @@
 namespace amq {
 namespace {
 
-Errc code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no amq::Error thrown";
-  return Errc::invalid_argument;
-}
+using test::code_of;
 
 TEST(ScalableCuckooFilter, GrowsAndKeepsTheCompoundRate) {
   for (double fpp : {0.01, 0.001}) {

@@ -7,12 +7,26 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
+#include "amq/error.hpp"
+
 namespace amq::test {
+
+// The Errc of the amq::Error that f throws; a test failure if it throws none.
+inline Errc code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  ADD_FAILURE() << "no amq::Error thrown";
+  return Errc::io;
+}
 
 inline std::filesystem::path shared_dir() { return AMQ_SHARED_DIR; }
 
