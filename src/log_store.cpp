@@ -784,7 +784,7 @@ bool LogStore::erase(KeyView key) {
   return true;
 }
 
-bool LogStore::get(KeyView key, std::string& out) const {
+bool LogStore::lookup(KeyView key, std::string* out) const {
   if (!impl_) throw Error(Errc::invalid_argument, "log store: moved-from object");
   const Impl& s = *impl_;
   const Bytes k = key.bytes();
@@ -795,10 +795,12 @@ bool LogStore::get(KeyView key, std::string& out) const {
   const uint32_t fp = LogIndex::fingerprint(s.hash(k));
   uint64_t nreads = 0;
   const uint64_t* slot =
-      s.index.find(fp, [&](uint64_t e) { return s.read_if_key(LogIndex::loc_of(e), k, &out, nullptr, nreads); });
+      s.index.find(fp, [&](uint64_t e) { return s.read_if_key(LogIndex::loc_of(e), k, out, nullptr, nreads); });
   s.reads.fetch_add(nreads, std::memory_order_relaxed);
   return slot != nullptr;
 }
+
+bool LogStore::get(KeyView key, std::string& out) const { return lookup(key, &out); }
 
 std::optional<std::string> LogStore::get(KeyView key) const {
   std::string v;
@@ -806,21 +808,7 @@ std::optional<std::string> LogStore::get(KeyView key) const {
   return v;
 }
 
-bool LogStore::contains(KeyView key) const {
-  if (!impl_) throw Error(Errc::invalid_argument, "log store: moved-from object");
-  const Impl& s = *impl_;
-  const Bytes k = key.bytes();
-  if (k.size() > kMaxKeySize) return false;
-  std::shared_lock lk(s.mu);
-  s.check_open();
-  s.gets.fetch_add(1, std::memory_order_relaxed);
-  const uint32_t fp = LogIndex::fingerprint(s.hash(k));
-  uint64_t nreads = 0;
-  const uint64_t* slot =
-      s.index.find(fp, [&](uint64_t e) { return s.read_if_key(LogIndex::loc_of(e), k, nullptr, nullptr, nreads); });
-  s.reads.fetch_add(nreads, std::memory_order_relaxed);
-  return slot != nullptr;
-}
+bool LogStore::contains(KeyView key) const { return lookup(key, nullptr); }
 
 size_t LogStore::size() const {
   if (!impl_) throw Error(Errc::invalid_argument, "log store: moved-from object");

@@ -130,6 +130,8 @@ class LogStore {
 
  private:
   struct Impl;
+  // get and contains: finds the key; copies its value into *out when out is not null.
+  bool lookup(KeyView key, std::string* out) const;
   explicit LogStore(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
