@@ -29,7 +29,8 @@ void BM_BlockedContains(benchmark::State& state) {
   const bool avx2 = state.range(1) != 0;
   const bool batched = state.range(2) != 0;
   auto f = Filter::create(n, 0.01);
-  if (f.use_avx2(avx2) != avx2) {
+  f.use_simd(avx2);
+  if (f.uses_avx2() != avx2) {
     state.SkipWithError("no AVX2 on this CPU");
     return;
   }

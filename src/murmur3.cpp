@@ -24,7 +24,7 @@ inline uint64_t mix_k2(uint64_t k2) noexcept { return std::rotl(k2 * kC2, 33) * 
 
 }  // namespace
 
-Hash128 murmur3_x64_128(Bytes data, uint32_t seed) noexcept {
+Hash128 detail::murmur3_x64_128_any(Bytes data, uint32_t seed) noexcept {
   const std::byte* p = data.data();
   const size_t len = data.size();
   const size_t nblocks = len / 16;

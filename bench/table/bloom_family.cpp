@@ -15,13 +15,14 @@ void blocked_row(const Options& o, const Dataset& d, const Sink& sink, const cha
   const uint64_t n = d.keys.size();
   Row row{.structure = name, .fpp_target = o.fpp};
   Filter f = Filter::create(capacity, o.fpp);
-  if (!f.use_avx2(avx2) && avx2) note += note.empty() ? "no AVX2 on this CPU" : "; no AVX2 on this CPU";
+  f.use_simd(avx2);
+  if (!f.uses_avx2() && avx2) note += note.empty() ? "no AVX2 on this CPU" : "; no AVX2 on this CPU";
   row.build_ns_per_key = median_ns(o.repeats, [&] {
                            f.clear();
                            for (Bytes k : d.key_views) f.insert(k);
                          }) /
                          static_cast<double>(n);
-  row.params = fmt::format("blocks={} bits={}{}", f.num_blocks(), f.bit_size(), f.uses_avx2() ? " avx2" : " portable");
+  row.params = fmt::format("blocks={} bits={}{}", f.num_blocks(), f.bit_size(), f.uses_avx2() ? " sse2/avx2" : f.uses_simd() ? " sse2" : " portable");
   row.bytes = f.size_in_bytes();
   row.note = std::move(note);
   measure_lookups(

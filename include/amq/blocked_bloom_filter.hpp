@@ -16,8 +16,9 @@
 //    whose exact expected rate at n keys (Poisson block loads) is <= 0.97 fpp. The 3%
 //    headroom keeps the rate measured on 10^6 absent keys below fpp. Past n keys the
 //    rate rises; expected_fpp() tells the current value.
-//  * The AVX2 path (chosen at run time when the CPU has AVX2) and the portable path
-//    set and test exactly the same bits.
+//  * The vector kernels (the default) and the portable scalar path set and test exactly
+//    the same bits: single lookups use an inline SSE2 kernel (x86-64's baseline, so no
+//    call and no dispatch), inserts and batches an AVX2 kernel chosen at run time.
 //  * ParquetBloomFilter hashes as Parquet (XXH64, seed 0, of the key's plain encoding:
 //    the bytes of a BYTE_ARRAY, the 8 little-endian bytes of an INT64 — a uint64_t key
 //    here), and to_parquet_bitset()/from_parquet_bitset() are the bitset Parquet
@@ -52,6 +53,13 @@
 #include "amq/error.hpp"
 #include "amq/hash.hpp"
 
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
+#include <emmintrin.h>
+#define AMQ_SBBF_SSE2 1
+#else
+#define AMQ_SBBF_SSE2 0
+#endif
+
 namespace amq {
 namespace detail::sbbf {
 
@@ -77,6 +85,44 @@ inline bool contains_portable(const Block& b, uint32_t key) noexcept {
   uint32_t missing = 0;
   for (int i = 0; i < 8; ++i) missing |= ~b.w[i] & (uint32_t{1} << ((key * kSalt[i]) >> 27));
   return missing == 0;
+}
+
+#if AMQ_SBBF_SSE2
+// The same test with SSE2 only, inline. SSE2 has neither a 32-bit multiply-low nor
+// per-lane shifts: the products come from two 32x32->64 multiplies, and 1 << n as the
+// float 2^n converted back to int (n = 31 converts to 0x80000000, which is 1 << 31).
+inline __m128i mullo32_sse2(__m128i a, __m128i b) noexcept {
+  const __m128i even = _mm_mul_epu32(a, b);
+  const __m128i odd = _mm_mul_epu32(_mm_srli_epi64(a, 32), _mm_srli_epi64(b, 32));
+  return _mm_unpacklo_epi32(_mm_shuffle_epi32(even, _MM_SHUFFLE(0, 0, 2, 0)),
+                            _mm_shuffle_epi32(odd, _MM_SHUFFLE(0, 0, 2, 0)));
+}
+inline __m128i pow2_sse2(__m128i n) noexcept {
+  const __m128i exponent = _mm_slli_epi32(_mm_add_epi32(n, _mm_set1_epi32(127)), 23);
+  return _mm_cvttps_epi32(_mm_castsi128_ps(exponent));
+}
+inline bool contains_sse2(const Block& b, uint32_t key) noexcept {
+  const __m128i k = _mm_set1_epi32(static_cast<int>(key));
+  const __m128i s0 = _mm_setr_epi32(static_cast<int>(kSalt[0]), static_cast<int>(kSalt[1]),
+                                    static_cast<int>(kSalt[2]), static_cast<int>(kSalt[3]));
+  const __m128i s1 = _mm_setr_epi32(static_cast<int>(kSalt[4]), static_cast<int>(kSalt[5]),
+                                    static_cast<int>(kSalt[6]), static_cast<int>(kSalt[7]));
+  const __m128i m0 = pow2_sse2(_mm_srli_epi32(mullo32_sse2(k, s0), 27));
+  const __m128i m1 = pow2_sse2(_mm_srli_epi32(mullo32_sse2(k, s1), 27));
+  const __m128i w0 = _mm_load_si128(reinterpret_cast<const __m128i*>(b.w));
+  const __m128i w1 = _mm_load_si128(reinterpret_cast<const __m128i*>(b.w + 4));
+  const __m128i missing = _mm_or_si128(_mm_andnot_si128(w0, m0), _mm_andnot_si128(w1, m1));
+  return _mm_movemask_epi8(_mm_cmpeq_epi32(missing, _mm_setzero_si128())) == 0xffff;
+}
+#endif
+
+// The single-lookup vector kernel: SSE2 where the build targets x86, else portable.
+inline bool contains_vector(const Block& b, uint32_t key) noexcept {
+#if AMQ_SBBF_SSE2
+  return contains_sse2(b, key);
+#else
+  return contains_portable(b, key);
+#endif
 }
 
 // True if the CPU (and OS) run AVX2 code; computed once.
@@ -153,7 +199,7 @@ class BasicBlockedBloomFilter {
   bool contains(KeyView key) const noexcept { return contains_hash(hasher_(key.bytes())); }
   bool contains_hash(uint64_t h) const noexcept {
     const Block& b = blocks_[detail::sbbf::block_index(h, blocks_.size())];
-    return avx2_ ? detail::sbbf::contains_avx2(b, static_cast<uint32_t>(h))
+    return simd_ ? detail::sbbf::contains_vector(b, static_cast<uint32_t>(h))
                  : detail::sbbf::contains_portable(b, static_cast<uint32_t>(h));
   }
 
@@ -190,9 +236,14 @@ class BasicBlockedBloomFilter {
       for (int w = 0; w < 8; ++w) blocks_[i].w[w] |= other.blocks_[i].w[w];
   }
 
-  // Uses the AVX2 kernels when `enable` and the CPU has AVX2 (the default); returns
-  // whether they are now used. Both paths give the same bits and answers.
-  bool use_avx2(bool enable) noexcept { return avx2_ = enable && detail::sbbf::cpu_has_avx2(); }
+  // Uses the vector kernels when `enable` (the default): inline SSE2 for single
+  // lookups, AVX2 for inserts and batches when the CPU has it. use_simd(false) runs
+  // the portable scalar code everywhere. Every path gives the same bits and answers.
+  void use_simd(bool enable) noexcept {
+    simd_ = enable;
+    avx2_ = enable && detail::sbbf::cpu_has_avx2();
+  }
+  bool uses_simd() const noexcept { return simd_; }
   bool uses_avx2() const noexcept { return avx2_; }
 
   // The exact expected rate for a random absent key, from the bits set: the mean
@@ -229,6 +280,7 @@ class BasicBlockedBloomFilter {
 
   Hasher hasher_{};
   detail::sbbf::BlockVector blocks_;
+  bool simd_ = true;
   bool avx2_ = detail::sbbf::cpu_has_avx2();
 };
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -67,10 +68,23 @@ struct Hash128 {
   bool operator==(const Hash128&) const = default;
 };
 
+namespace detail {
+// XXH3-64 of a key of at most 16 bytes, with the whole short path inlined (GCC keeps
+// XXH3_64bits_withSeed out of line because of its long-input branches, which the
+// bound on len removes).
+[[gnu::flatten]] inline uint64_t xxh3_64_short(const void* p, size_t len, uint64_t seed) noexcept {
+  if (len > 16) __builtin_unreachable();
+  return XXH3_64bits_withSeed(p, len, seed);
+}
+inline uint64_t xxh3_64(Bytes b, uint64_t seed) noexcept {
+  return b.size() <= 16 ? xxh3_64_short(b.data(), b.size(), seed) : XXH3_64bits_withSeed(b.data(), b.size(), seed);
+}
+}  // namespace detail
+
 struct Xxh3Hasher {
   static constexpr uint32_t id = 1;
   uint64_t seed = 0;
-  uint64_t operator()(Bytes b) const noexcept { return XXH3_64bits_withSeed(b.data(), b.size(), seed); }
+  uint64_t operator()(Bytes b) const noexcept { return detail::xxh3_64(b, seed); }
   Hash128 hash128(Bytes b) const noexcept {
     const XXH128_hash_t h = XXH3_128bits_withSeed(b.data(), b.size(), seed);
     return {h.low64, h.high64};
@@ -88,7 +102,69 @@ struct Xxh64Hasher {
 // HashCode.asBytes() read little-endian (HashCode.asLong()), `high` the next 8.
 // Seeds >= 2^31 are Guava's negative int seeds, sign-extended as Guava does (the
 // reference C code zero-extends them; for smaller seeds the two agree).
-Hash128 murmur3_x64_128(Bytes data, uint32_t seed = 0) noexcept;
+inline Hash128 murmur3_x64_128(Bytes data, uint32_t seed = 0) noexcept;
+
+namespace detail {
+// Any length: 16-byte blocks, then the tail (src/murmur3.cpp).
+Hash128 murmur3_x64_128_any(Bytes data, uint32_t seed) noexcept;
+
+// The whole of murmur3_x64_128 for keys shorter than 16 bytes (no full block: the key
+// is the tail), inline so that short keys cost no call and no byte loop.
+inline uint64_t murmur3_fmix64(uint64_t k) noexcept {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  k ^= k >> 33;
+  return k;
+}
+inline Hash128 murmur3_x64_128_short(Bytes data, uint32_t seed) noexcept {
+  constexpr uint64_t kC1 = 0x87c37b91114253d5ULL;
+  constexpr uint64_t kC2 = 0x4cf5ad432745937fULL;
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+  const size_t len = data.size();
+  auto load64 = [](const unsigned char* q) {
+    uint64_t v;
+    std::memcpy(&v, q, 8);
+    return v;
+  };
+  auto load32 = [](const unsigned char* q) {
+    uint32_t v;
+    std::memcpy(&v, q, 4);
+    return static_cast<uint64_t>(v);
+  };
+  // The tail words, little-endian, read with overlapping loads (never past the key).
+  uint64_t k1 = 0;
+  uint64_t k2 = 0;
+  if (len >= 8) {
+    k1 = load64(p);
+    if (len > 8) k2 = load64(p + len - 8) >> (8 * (16 - len));
+  } else if (len >= 4) {
+    k1 = load32(p) | load32(p + len - 4) << (8 * (len - 4));
+  } else if (len > 0) {
+    k1 = uint64_t{p[0]} | uint64_t{p[len / 2]} << (8 * (len / 2)) | uint64_t{p[len - 1]} << (8 * (len - 1));
+  }
+  const auto wide_seed = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(seed)));
+  uint64_t h1 = wide_seed;
+  uint64_t h2 = wide_seed;
+  if (len > 8) h2 ^= std::rotl(k2 * kC2, 33) * kC1;
+  if (len > 0) h1 ^= std::rotl(k1 * kC1, 31) * kC2;
+  h1 ^= len;
+  h2 ^= len;
+  h1 += h2;
+  h2 += h1;
+  h1 = murmur3_fmix64(h1);
+  h2 = murmur3_fmix64(h2);
+  h1 += h2;
+  h2 += h1;
+  return {h1, h2};
+}
+}  // namespace detail
+
+// Short keys (the common case) are hashed inline, longer ones out of line.
+inline Hash128 murmur3_x64_128(Bytes data, uint32_t seed) noexcept {
+  return data.size() < 16 ? detail::murmur3_x64_128_short(data, seed) : detail::murmur3_x64_128_any(data, seed);
+}
 
 // "xxh3", "xxh64", "murmur3", or "custom".
 std::string_view hasher_name(uint32_t id) noexcept;
