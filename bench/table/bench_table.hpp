@@ -36,7 +36,8 @@ struct Dataset {
   std::string name;                // "/usr/share/dict/words" or "synthetic"
   std::vector<std::string> keys;   // distinct
   std::vector<std::string> absent; // distinct, none in keys
-  std::vector<Bytes> key_views, absent_views;
+  std::vector<Bytes> key_views, absent_views;  // into the arenas below
+  std::vector<std::byte> key_arena, absent_arena;
   void make_views();
 };
 

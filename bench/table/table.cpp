@@ -2,6 +2,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <string>
@@ -26,10 +27,25 @@ std::string u64_key(uint64_t v) { return std::string(reinterpret_cast<const char
 }  // namespace
 
 void Dataset::make_views() {
-  key_views.clear();
-  absent_views.clear();
-  for (const auto& k : keys) key_views.push_back(as_bytes(k));
-  for (const auto& k : absent) absent_views.push_back(as_bytes(k));
+  // The views point into one contiguous copy of the key bytes (as keys read from a
+  // file or a column would be), not into the std::string objects: a lookup pass then
+  // streams 8 bytes of key per 64-bit key instead of a 32-byte string object, and the
+  // stream evicts less of a filter that lives in the last-level cache.
+  auto fill = [](const std::vector<std::string>& from, std::vector<std::byte>& arena, std::vector<Bytes>& views) {
+    size_t total = 0;
+    for (const auto& k : from) total += k.size();
+    arena.assign(total, std::byte{0});
+    views.clear();
+    views.reserve(from.size());
+    size_t at = 0;
+    for (const auto& k : from) {
+      std::memcpy(arena.data() + at, k.data(), k.size());
+      views.emplace_back(arena.data() + at, k.size());
+      at += k.size();
+    }
+  };
+  fill(keys, key_arena, key_views);
+  fill(absent, absent_arena, absent_views);
 }
 
 Dataset load_dataset(const Options& o) {
