@@ -101,6 +101,51 @@ uint64_t store_export(const LogStore& store, const std::string& out) {
   if (chunk_bytes == 0 || chunk_bytes > LogStore::kMaxValueSize || count > total)
     throw Error(Errc::corrupt, "manifest: bad chunk size");
 
+  // Fetches chunk i into `chunk` and checks it (present, SHA-1, sizes); `bad` throws.
+  const size_t list_at = r.position();
+  auto fetch = [&](uint64_t i, uint64_t written, std::string& chunk, auto&& bad) {
+    const Bytes key = as_bytes(manifest).subspan(list_at + i * kDigest, kDigest);
+    if (!store.get(key, chunk)) bad(Errc::not_found, "chunk " + std::to_string(i) + " is missing from the store");
+    const auto md = sha1(chunk.data(), chunk.size());
+    if (std::memcmp(md.data(), key.data(), kDigest) != 0)
+      bad(Errc::checksum_mismatch, "chunk " + std::to_string(i) + " does not match its SHA-1");
+    if (chunk.size() > chunk_bytes || written + chunk.size() > total)
+      bad(Errc::corrupt, "manifest: chunks larger than the file");
+  };
+  auto write_all = [](int fd, const std::string& chunk) {
+    const char* p = chunk.data();
+    size_t left = chunk.size();
+    while (left > 0) {
+      const ssize_t w = ::write(fd, p, left);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return false;
+      }
+      p += w;
+      left -= static_cast<size_t>(w);
+    }
+    return true;
+  };
+  std::string chunk;
+
+  if (out == "-") {
+    // Standard output cannot be replaced atomically, so every chunk is checked first
+    // and nothing is written unless the whole file can be.
+    auto bad = [](Errc code, const std::string& msg) { throw Error(code, msg); };
+    uint64_t written = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+      fetch(i, written, chunk, bad);
+      written += chunk.size();
+    }
+    if (written != total) bad(Errc::corrupt, "manifest: chunks add up to less than the file size");
+    for (uint64_t i = 0; i < count; ++i) {
+      if (!store.get(as_bytes(manifest).subspan(list_at + i * kDigest, kDigest), chunk))
+        bad(Errc::not_found, "chunk " + std::to_string(i) + " is missing from the store");
+      if (!write_all(STDOUT_FILENO, chunk)) fail("standard output", "cannot write", errno);
+    }
+    return written;
+  }
+
   std::string tmp = out + ".tmp.XXXXXX";
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) fail(out, "cannot create temporary file", errno);
@@ -111,26 +156,9 @@ uint64_t store_export(const LogStore& store, const std::string& out) {
     throw Error(code, msg);
   };
   uint64_t written = 0;
-  std::string chunk;
   for (uint64_t i = 0; i < count; ++i) {
-    const Bytes key = r.bytes(kDigest);
-    if (!store.get(key, chunk)) abandon(Errc::not_found, "chunk " + std::to_string(i) + " is missing from the store");
-    const auto md = sha1(chunk.data(), chunk.size());
-    if (std::memcmp(md.data(), key.data(), kDigest) != 0)
-      abandon(Errc::checksum_mismatch, "chunk " + std::to_string(i) + " does not match its SHA-1");
-    if (chunk.size() > chunk_bytes || written + chunk.size() > total)
-      abandon(Errc::corrupt, "manifest: chunks larger than the file");
-    const char* p = chunk.data();
-    size_t left = chunk.size();
-    while (left > 0) {
-      const ssize_t w = ::write(fd, p, left);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        abandon(Errc::io, out + ": cannot write: " + std::strerror(errno));
-      }
-      p += w;
-      left -= static_cast<size_t>(w);
-    }
+    fetch(i, written, chunk, abandon);
+    if (!write_all(fd, chunk)) abandon(Errc::io, out + ": cannot write: " + std::strerror(errno));
     written += chunk.size();
   }
   if (written != total) abandon(Errc::corrupt, "manifest: chunks add up to less than the file size");

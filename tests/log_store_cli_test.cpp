@@ -72,6 +72,26 @@ TEST(LogStoreCli, ImportExportShapes) {
   EXPECT_NE(r.err.find("13 chunks, 0 new"), std::string::npos) << r.err;
 }
 
+TEST(LogStoreCli, ExportToStandardOutput) {
+  TempDir t;
+  const std::string data = random_bytes(4096 * 5 + 77, 9), in = t.file("in"), db = t.file("db");
+  write_bytes(in, data);
+  ASSERT_EQ(run(cli() + " store import " + q(in) + " " + q(db) + " --chunk 4096").status, 0);
+  auto r = run(cli() + " store export " + q(db) + " -");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out == data) << "stdout differs from the imported file (" << r.out.size() << " bytes)";
+  // A store missing a chunk: one error line, exit 2, and nothing at all on stdout.
+  const std::string small = t.file("small"), db2 = t.file("db2");
+  write_bytes(small, "x");
+  ASSERT_EQ(run(cli() + " store import " + q(small) + " " + q(db2)).status, 0);
+  // SHA-1("x"): the one chunk's key.
+  ASSERT_EQ(run(cli() + " store del --key-type hex " + q(db2) + " 11f6ad8ec52a2984abaafd7c3b516503785c2072").status, 0);
+  r = run(cli() + " store export " + q(db2) + " -");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("missing"), std::string::npos) << r.err;
+}
+
 TEST(LogStoreCli, HundredMegabyteFile) {
   TempDir t;
   std::string data = random_bytes(100u << 20, 99);

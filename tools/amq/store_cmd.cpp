@@ -56,9 +56,10 @@ void add_store(CLI::App& app, int& status) {
     status = 0;
   });
 
-  auto* exp = store->add_subcommand("export", "write the imported file back to OUT, byte-identical (atomically)");
+  auto* exp = store->add_subcommand(
+      "export", "write the imported file back to OUT, byte-identical (atomically; OUT - is standard output)");
   exp->add_option("db", o->db, "store directory")->required();
-  exp->add_option("out", o->out, "output file")->required();
+  exp->add_option("out", o->out, "output file, or - for standard output")->required();
   exp->callback([o, &status] {
     auto db = LogStore::open(o->db, {.create_if_missing = false});
     store_export(db, o->out);
