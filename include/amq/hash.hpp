@@ -118,9 +118,30 @@ inline uint64_t murmur3_fmix64(uint64_t k) noexcept {
   k ^= k >> 33;
   return k;
 }
+inline constexpr uint64_t kMurmurC1 = 0x87c37b91114253d5ULL;
+inline constexpr uint64_t kMurmurC2 = 0x4cf5ad432745937fULL;
+inline uint64_t murmur3_mix_k1(uint64_t k1) noexcept { return std::rotl(k1 * kMurmurC1, 31) * kMurmurC2; }
+inline uint64_t murmur3_mix_k2(uint64_t k2) noexcept { return std::rotl(k2 * kMurmurC2, 33) * kMurmurC1; }
+// Mixes the tail words (rest = len % 16 bytes of them) in and finalises.
+inline Hash128 murmur3_finish(uint64_t h1, uint64_t h2, uint64_t k1, uint64_t k2, size_t rest, size_t len) noexcept {
+  if (rest > 8) h2 ^= murmur3_mix_k2(k2);
+  if (rest > 0) h1 ^= murmur3_mix_k1(k1);
+  h1 ^= len;
+  h2 ^= len;
+  h1 += h2;
+  h2 += h1;
+  h1 = murmur3_fmix64(h1);
+  h2 = murmur3_fmix64(h2);
+  h1 += h2;
+  h2 += h1;
+  return {h1, h2};
+}
+// Guava keeps the seed as a Java int and widens it with its sign; the reference C
+// code zero-extends. They differ only for seeds >= 2^31, where amq follows Guava.
+inline uint64_t murmur3_seed(uint32_t seed) noexcept {
+  return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(seed)));
+}
 inline Hash128 murmur3_x64_128_short(Bytes data, uint32_t seed) noexcept {
-  constexpr uint64_t kC1 = 0x87c37b91114253d5ULL;
-  constexpr uint64_t kC2 = 0x4cf5ad432745937fULL;
   const auto* p = reinterpret_cast<const unsigned char*>(data.data());
   const size_t len = data.size();
   auto load64 = [](const unsigned char* q) {
@@ -144,20 +165,7 @@ inline Hash128 murmur3_x64_128_short(Bytes data, uint32_t seed) noexcept {
   } else if (len > 0) {
     k1 = uint64_t{p[0]} | uint64_t{p[len / 2]} << (8 * (len / 2)) | uint64_t{p[len - 1]} << (8 * (len - 1));
   }
-  const auto wide_seed = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(seed)));
-  uint64_t h1 = wide_seed;
-  uint64_t h2 = wide_seed;
-  if (len > 8) h2 ^= std::rotl(k2 * kC2, 33) * kC1;
-  if (len > 0) h1 ^= std::rotl(k1 * kC1, 31) * kC2;
-  h1 ^= len;
-  h2 ^= len;
-  h1 += h2;
-  h2 += h1;
-  h1 = murmur3_fmix64(h1);
-  h2 = murmur3_fmix64(h2);
-  h1 += h2;
-  h2 += h1;
-  return {h1, h2};
+  return murmur3_finish(murmur3_seed(seed), murmur3_seed(seed), k1, k2, len, len);
 }
 }  // namespace detail
 
