@@ -2,15 +2,11 @@
 // batch) from 1 and 4 clients, beside the seed's design — one GETBIT or SETBIT round
 // trip per bit — on the same private redis-server, started on a free loopback port.
 #include <fmt/core.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <memory>
-#include <random>
+#include <stdexcept>
 #include <thread>
 
 #include "amq/detail/bloom_layers.hpp"
@@ -18,73 +14,30 @@
 #include "amq/error.hpp"
 #include "amq/redis_bloom_filter.hpp"
 #include "bench_table.hpp"
+#include "redis_process.hpp"
 
 namespace amq::bench {
 namespace {
 
-std::string find_redis_server() {
-  for (const char* p : {"/usr/bin/redis-server", "/usr/local/bin/redis-server"})
-    if (::access(p, X_OK) == 0) return p;
-  return {};
-}
-
-bool port_free(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
-}
-
-// A redis-server of our own, with no persistence, removed at the end.
+// A redis-server of our own, with no persistence, in a temporary directory removed at the end.
 class Server {
  public:
-  explicit Server(const std::string& exe) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "amq-bench-redis-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw Error(Errc::io, "mkdtemp failed");
-    dir_ = tmpl;
-    std::mt19937 rng(static_cast<unsigned>(::getpid()));
-    do port_ = 20000 + static_cast<int>(rng() % 25000);
-    while (!port_free(port_));
-    std::vector<std::string> args{exe, "--port", std::to_string(port_), "--bind", "127.0.0.1", "--dir", dir_,
-                                  "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile",
-                                  dir_ + "/redis.log"};
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    for (int i = 0; i < 500; ++i) {
-      try {
-        detail::RedisConnection c("127.0.0.1", static_cast<uint16_t>(port_), {}, {});
-        if (!c.command({"PING"}).is_error()) return;
-      } catch (const Error&) {
-      }
-      ::usleep(20000);
-    }
-    throw Error(Errc::io, "redis-server did not start");
-  }
+  Server() : dir_(make_dir()), process_(dir_, test::free_port()) { process_.start(); }
   ~Server() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
+    process_.stop();
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(process_.port()); }
 
  private:
+  static std::string make_dir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "amq-bench-redis-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw Error(Errc::io, "mkdtemp failed");
+    return tmpl;
+  }
   std::string dir_;
-  int port_ = 0;
-  pid_t pid_ = -1;
+  test::RedisProcess process_;
 };
 
 double per_s(size_t n, double ns) { return ns > 0 ? static_cast<double>(n) * 1e9 / ns : 0; }
@@ -102,13 +55,12 @@ double parallel_ns(int clients, F&& f) {
 }  // namespace
 
 void bench_redis(const Options& o, const Dataset& d, const Sink& sink) {
-  const std::string exe = find_redis_server();
-  if (exe.empty()) {
+  if (test::redis_server_path().empty()) {
     sink(Row{.structure = "RedisBloomFilter", .note = "skipped: redis-server not installed (Debian redis-server)"});
     return;
   }
   try {
-    Server server(exe);
+    Server server;
     const uint64_t n = d.keys.size();
     const detail::ScalableParams p{.initial_capacity = n, .fpp = o.fpp};
     const std::span<const Bytes> keys(d.key_views), absent(d.absent_views);
@@ -213,7 +165,7 @@ void bench_redis(const Options& o, const Dataset& d, const Sink& sink) {
       row.bits_per_key = 8.0 * static_cast<double>(row.bytes) / static_cast<double>(n);
       sink(row);
     }
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // amq::Error, or the server did not start
     sink(Row{.structure = "RedisBloomFilter", .note = std::string("failed: ") + e.what()});
   }
 }
