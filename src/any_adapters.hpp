@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <span>
+#include <utility>
 
 #include "amq/any_set.hpp"
 
@@ -12,6 +13,29 @@ namespace amq::detail {
 std::string require_format(const BuildOptions& o, std::initializer_list<std::string_view> allowed, Kind kind);
 SetInfo make_info(Kind kind, uint64_t items, uint64_t bytes, double fpp_expected, bool items_exact = true);
 std::string fmt_double(double v);
+
+// The forwarding every adapter repeats: a structure S of kind K answering contains and
+// contains_many; FilterAdapter adds insert for the filters that grow by inserts.
+template <class S, Kind K>
+class SetAdapter : public AnySet {
+ public:
+  explicit SetAdapter(S s) : s_(std::move(s)) {}
+  Kind kind() const noexcept override { return K; }
+  bool contains(Bytes key) const override { return s_.contains(key); }
+  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
+    return s_.contains_many(keys, out);
+  }
+
+ protected:
+  S s_;
+};
+template <class F, Kind K>
+class FilterAdapter : public SetAdapter<F, K> {
+ public:
+  using SetAdapter<F, K>::SetAdapter;
+  bool is_dynamic() const noexcept override { return true; }
+  void insert(Bytes key) override { this->s_.insert(key); }
+};
 
 std::unique_ptr<AnySet> build_bloom(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_bloom(std::span<const std::byte> file, bool guava);

@@ -11,32 +11,26 @@ namespace amq::detail {
 namespace {
 
 template <class Filter>
-class AnyBlockedBloom final : public AnySet {
+class AnyBlockedBloom final : public FilterAdapter<Filter, Kind::blocked_bloom> {
  public:
-  explicit AnyBlockedBloom(Filter f, bool raw = false) : f_(std::move(f)), raw_(raw) {}
-  Kind kind() const noexcept override { return Kind::blocked_bloom; }
-  bool contains(Bytes key) const override { return f_.contains(key); }
-  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
-    return f_.contains_many(keys, out);
-  }
-  bool is_dynamic() const noexcept override { return true; }
-  void insert(Bytes key) override { f_.insert(key); }
+  using Base = FilterAdapter<Filter, Kind::blocked_bloom>;
+  using Base::s_;
+  explicit AnyBlockedBloom(Filter f, bool raw = false) : Base(std::move(f)), raw_(raw) {}
   SetInfo info() const override {
-    SetInfo i = make_info(Kind::blocked_bloom, f_.approximate_element_count(), serialize().size(), f_.expected_fpp(),
+    SetInfo i = make_info(Kind::blocked_bloom, s_.approximate_element_count(), serialize().size(), s_.expected_fpp(),
                           false);
     i.format = raw_ ? "parquet" : "amq";
-    std::string hash = std::string(hasher_name(f_.hasher().id)) + " seed " + std::to_string(f_.seed());
-    if (f_.hasher().id == Xxh64Hasher::id && f_.seed() == 0) hash += " (parquet)";
-    i.params = {{"blocks", std::to_string(f_.num_blocks())},
-                {"bits", std::to_string(f_.bit_size())},
+    std::string hash = std::string(hasher_name(s_.hasher().id)) + " seed " + std::to_string(s_.seed());
+    if (s_.hasher().id == Xxh64Hasher::id && s_.seed() == 0) hash += " (parquet)";
+    i.params = {{"blocks", std::to_string(s_.num_blocks())},
+                {"bits", std::to_string(s_.bit_size())},
                 {"hash", hash},
-                {"bits_set", std::to_string(f_.bit_count())}};
+                {"bits_set", std::to_string(s_.bit_count())}};
     return i;
   }
-  std::vector<std::byte> serialize() const override { return raw_ ? f_.to_parquet_bitset() : f_.serialize(); }
+  std::vector<std::byte> serialize() const override { return raw_ ? s_.to_parquet_bitset() : s_.serialize(); }
 
  private:
-  Filter f_;
   bool raw_;
 };
 

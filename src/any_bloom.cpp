@@ -8,30 +8,22 @@
 namespace amq::detail {
 namespace {
 
-class AnyBloom final : public AnySet {
+class AnyBloom final : public FilterAdapter<BloomFilter, Kind::bloom> {
  public:
-  AnyBloom(BloomFilter f, bool guava) : f_(std::move(f)), guava_(guava) {}
-  Kind kind() const noexcept override { return Kind::bloom; }
-  bool contains(Bytes key) const override { return f_.contains(key); }
-  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
-    return f_.contains_many(keys, out);
-  }
-  bool is_dynamic() const noexcept override { return true; }
-  void insert(Bytes key) override { f_.insert(key); }
+  AnyBloom(BloomFilter f, bool guava) : FilterAdapter(std::move(f)), guava_(guava) {}
   SetInfo info() const override {
-    SetInfo i = make_info(Kind::bloom, f_.approximate_element_count(), serialize().size(), f_.expected_fpp(), false);
+    SetInfo i = make_info(Kind::bloom, s_.approximate_element_count(), serialize().size(), s_.expected_fpp(), false);
     i.format = guava_ ? "guava" : "amq";
-    i.params = {{"bits", std::to_string(f_.bit_size())},
-                {"hashes", std::to_string(f_.num_hashes())},
-                {"strategy", f_.strategy() == GuavaStrategy::murmur128_mitz_64 ? "MURMUR128_MITZ_64"
+    i.params = {{"bits", std::to_string(s_.bit_size())},
+                {"hashes", std::to_string(s_.num_hashes())},
+                {"strategy", s_.strategy() == GuavaStrategy::murmur128_mitz_64 ? "MURMUR128_MITZ_64"
                                                                                : "MURMUR128_MITZ_32"},
-                {"bits_set", std::to_string(f_.bit_count())}};
+                {"bits_set", std::to_string(s_.bit_count())}};
     return i;
   }
-  std::vector<std::byte> serialize() const override { return guava_ ? f_.to_guava() : f_.serialize(); }
+  std::vector<std::byte> serialize() const override { return guava_ ? s_.to_guava() : s_.serialize(); }
 
  private:
-  BloomFilter f_;
   bool guava_;
 };
 

@@ -8,45 +8,35 @@
 namespace amq::detail {
 namespace {
 
-class AnyScalableBloom final : public AnySet {
+class AnyScalableBloom final : public FilterAdapter<ScalableBloomFilter, Kind::scalable_bloom> {
  public:
-  explicit AnyScalableBloom(ScalableBloomFilter f) : f_(std::move(f)) {}
-  Kind kind() const noexcept override { return Kind::scalable_bloom; }
-  bool contains(Bytes key) const override { return f_.contains(key); }
-  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
-    return f_.contains_many(keys, out);
-  }
-  bool is_dynamic() const noexcept override { return true; }
-  void insert(Bytes key) override { f_.insert(key); }
+  using FilterAdapter::FilterAdapter;
   SetInfo info() const override {
-    SetInfo i = make_info(Kind::scalable_bloom, f_.size(), serialize().size(), f_.expected_fpp());
+    SetInfo i = make_info(Kind::scalable_bloom, s_.size(), serialize().size(), s_.expected_fpp());
     std::string capacity, items, fill;
-    for (size_t l = 0; l < f_.layer_count(); ++l) {
+    for (size_t l = 0; l < s_.layer_count(); ++l) {
       if (l) {
         capacity += ',';
         items += ',';
         fill += ',';
       }
-      capacity += std::to_string(f_.layer_geometry(l).capacity);
-      items += std::to_string(f_.layer_items(l));
-      fill += fmt_double(static_cast<double>(f_.layer_bit_count(l)) / static_cast<double>(f_.layer_geometry(l).bits));
+      capacity += std::to_string(s_.layer_geometry(l).capacity);
+      items += std::to_string(s_.layer_items(l));
+      fill += fmt_double(static_cast<double>(s_.layer_bit_count(l)) / static_cast<double>(s_.layer_geometry(l).bits));
     }
-    const auto& p = f_.params();
+    const auto& p = s_.params();
     i.params = {{"initial_capacity", std::to_string(p.initial_capacity)},
                 {"fpp", fmt_double(p.fpp)},
                 {"growth", fmt_double(p.growth)},
                 {"tightening", fmt_double(p.tightening)},
-                {"hash", "xxh3 seed " + std::to_string(f_.seed())},
-                {"layers", std::to_string(f_.layer_count())},
+                {"hash", "xxh3 seed " + std::to_string(s_.seed())},
+                {"layers", std::to_string(s_.layer_count())},
                 {"layer_capacity", capacity},
                 {"layer_items", items},
                 {"layer_fill", fill}};
     return i;
   }
-  std::vector<std::byte> serialize() const override { return f_.serialize(); }
-
- private:
-  ScalableBloomFilter f_;
+  std::vector<std::byte> serialize() const override { return s_.serialize(); }
 };
 
 double parse_option(const BuildOptions& o, const std::string& name, double fallback) {
