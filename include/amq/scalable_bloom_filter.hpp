@@ -207,12 +207,22 @@ class BasicScalableBloomFilter {
     for (const auto& l : layers_) count_ += l.items;
   }
 
+  // Branch-free in groups of four probes, as BloomFilter::contains_hash (docs/design.md).
   static bool layer_contains(const detail::ScalableLayer& l, detail::ProbePair pp) noexcept {
-    for (uint32_t j = 0; j < l.geo.hashes; ++j) {
-      const uint64_t bit = l.mod.mod(pp.a + j * pp.b);
-      if (!((l.words[bit >> 6] >> (bit & 63)) & 1)) return false;
+    const uint64_t m = l.mod.divisor();
+    const uint32_t k = l.geo.hashes;
+    const uint64_t* words = l.words.data();
+    uint32_t j = 0;
+    while (true) {
+      uint64_t all = 1;
+      const uint32_t end = std::min(k, j + 4);
+      for (; j < end; ++j) {
+        const uint64_t bit = (pp.a + j * pp.b) % m;
+        all &= words[bit >> 6] >> (bit & 63);
+      }
+      if ((all & 1) == 0) return false;
+      if (j >= k) return true;
     }
-    return true;
   }
 
   void open_layer() {
