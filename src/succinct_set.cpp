@@ -306,12 +306,22 @@ template <bool Hw>
 }
 
 // The position in [lab, lab + k) of byte c, or k. Sixteen labels at a time with SSE2
-// (part of x86-64) while a 16-byte load stays inside [.., safe_end); then memchr.
+// (part of x86-64) while the loads stay inside [.., safe_end); then memchr.
 [[gnu::always_inline]] inline uint64_t find_label(const uint8_t* lab, uint64_t k, uint8_t c,
                                                   const uint8_t* safe_end) noexcept {
   uint64_t o = 0;
 #if defined(__SSE2__)
   const __m128i needle = _mm_set1_epi8(static_cast<char>(c));
+  if (k > 16 && k <= 64 && lab + 64 <= safe_end) {
+    // A wide node (the top levels): four compares, one 64-bit mask, no branches.
+    auto eq = [&](int at) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lab + at));
+      return static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, needle))));
+    };
+    uint64_t m = eq(0) | eq(16) << 16 | eq(32) << 32 | eq(48) << 48;
+    if (k < 64) m &= (uint64_t{1} << k) - 1;
+    return m ? static_cast<uint64_t>(__builtin_ctzll(m)) : k;
+  }
   for (; o < k && lab + o + 16 <= safe_end; o += 16) {
     const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lab + o));
     uint32_t m = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, needle)));
@@ -359,6 +369,7 @@ template <bool Hw>
     }
     const uint64_t s = v - 1, sp = louds_.sample(s);
     const uint8_t* guess = labels_ + (sp - (s & ~kLoudsSampleMask)) + (s & kLoudsSampleMask);
+    __builtin_prefetch(guess - 64);
     __builtin_prefetch(guess);
     __builtin_prefetch(guess + 64);
     if (d + 1 == len) __builtin_prefetch(leaf_.words() + (v >> 6));
