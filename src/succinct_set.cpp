@@ -254,6 +254,25 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   s.top_nodes_ = starts->size();
   s.top_ = std::move(starts);
   s.payload_bytes_ += 2 * s.top_nodes_;
+  // The first two levels as 256-bit label maps: the root's, then one per root child
+  // (all zero for a childless one). contains() takes the first two bytes of a key in
+  // two popcounts instead of two label searches.
+  const uint64_t k0 = s.louds_.next_one(0);
+  if (s.n_ > 0 && k0 > 0 && k0 < s.top_nodes_) {
+    auto jump = std::make_shared<std::vector<uint64_t>>(4 * (k0 + 1));
+    for (uint64_t j = 0; j < k0; ++j) {
+      const uint8_t c = s.labels_[j];
+      (*jump)[c >> 6] |= uint64_t{1} << (c & 63);
+      const uint64_t r = j + 1, st = s.top_starts_[r], k = s.louds_.next_one(st) - st;
+      for (uint64_t i = 0; i < k; ++i) {
+        const uint8_t c1 = s.labels_[st - r + i];
+        (*jump)[4 * (j + 1) + (c1 >> 6)] |= uint64_t{1} << (c1 & 63);
+      }
+    }
+    s.jump_maps_ = jump->data();
+    s.payload_bytes_ += 8 * jump->size();
+    s.jump_ = std::move(jump);
+  }
   return s;
 }
 
@@ -334,6 +353,18 @@ template <bool Hw>
   return hit ? static_cast<uint64_t>(static_cast<const uint8_t*>(hit) - lab) : k;
 }
 
+// The ones of a 256-bit map below bit c.
+template <bool Hw>
+[[gnu::always_inline]] inline uint64_t rank_in_map(const uint64_t* m, uint8_t c) noexcept {
+  const unsigned w = c >> 6;
+  const uint64_t below = (uint64_t{1} << (c & 63)) - 1;
+  uint64_t r = static_cast<uint64_t>(detail::popcount64<Hw>(m[w] & below));
+  r += w > 0 ? static_cast<uint64_t>(detail::popcount64<Hw>(m[0])) : 0;
+  r += w > 1 ? static_cast<uint64_t>(detail::popcount64<Hw>(m[1])) : 0;
+  r += w > 2 ? static_cast<uint64_t>(detail::popcount64<Hw>(m[2])) : 0;
+  return r;
+}
+
 // The descent of contains(), compiled twice: with popcnt and BMI2 (chosen at run time
 // when the CPU has them and pdep is fast) and without. One select per level on the
 // label bitmap, whose samples (one per 64 nodes) leave a word or two to count; the
@@ -343,7 +374,26 @@ template <bool Hw>
   const uint8_t* safe_end = labels_end_;
   uint64_t v = 0, st = 0;
   uint64_t after = louds_.words()[0];  // label bitmap bits from st on (as far as st's word goes)
-  for (size_t d = 0;; ++d) {
+  size_t d = 0;
+  if (jump_maps_ && len >= 2) {
+    // Byte 0 through the root's map, byte 1 through its child's (the top table has
+    // the starts of both levels' nodes).
+    const uint8_t c0 = p[0], c1 = p[1];
+    if (!((jump_maps_[c0 >> 6] >> (c0 & 63)) & 1)) return false;
+    const uint64_t j0 = rank_in_map<Hw>(jump_maps_, c0);
+    const uint64_t* m1 = jump_maps_ + 4 * (j0 + 1);
+    v = 1 + j0;
+    st = top_starts_[v];
+    d = 1;
+    if ((m1[0] | m1[1] | m1[2] | m1[3]) != 0) {  // v has children: take byte 1 here
+      if (!((m1[c1 >> 6] >> (c1 & 63)) & 1)) return false;
+      v = st - v + 1 + rank_in_map<Hw>(m1, c1);
+      st = v < top_nodes_ ? top_starts_[v] : louds_.select1<Hw>(v - 1) + 1;
+      d = 2;
+    }
+    after = louds_.words()[st >> 6] >> (st & 63);
+  }
+  for (;; ++d) {
     // The labels of node v: the zeros from st up to the next one.
     const uint64_t k = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : louds_.next_one(st) - st;
     if (k == 0) {  // no children: a leaf, maybe with a tail

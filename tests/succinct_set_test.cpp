@@ -419,6 +419,33 @@ TEST(SuccinctSet, SmallAlphabetDeepTrie) {
   check_all_ways(keys, 3000, 9);
 }
 
+// contains() takes the first two bytes through label maps and the top levels' label
+// starts through a table: root children that are childless, leaves with children,
+// and second-level nodes beyond the table (which stops at 4096 nodes; here the
+// second level alone has 40000).
+TEST(SuccinctSet, TopLevelShortcuts) {
+  std::vector<std::string> keys = {"a", "ab", "abc", "bcdef", "c", "d\xff", "\xff", "\xff\xfe"};
+  for (int a = 0; a < 200; ++a)
+    for (int b = 0; b < 200; ++b) keys.push_back(std::string{static_cast<char>(a), static_cast<char>(b), 'x'});
+  std::mt19937_64 rng(4);
+  for (int i = 0; i < 2000; ++i) keys.push_back(std::string(1 + rng() % 3, static_cast<char>(rng())));
+  const std::set<std::string> ref(keys.begin(), keys.end());
+  const auto s = SuccinctSet::build(keys);
+  for (int a = 0; a < 256; ++a)
+    for (int b = 0; b < 256; b += 3)
+      for (const std::string& q : {std::string{static_cast<char>(a), static_cast<char>(b)},
+                                   std::string{static_cast<char>(a), static_cast<char>(b), 'x'},
+                                   std::string{static_cast<char>(a), static_cast<char>(b), 'y'},
+                                   std::string(1, static_cast<char>(a))}) {
+        ASSERT_EQ(s.contains(q), ref.count(q) > 0) << a << " " << b << " " << q.size();
+        ASSERT_EQ(s.contains_portable(q), ref.count(q) > 0) << a << " " << b << " " << q.size();
+      }
+  check_all_ways(keys, 2000, 12);
+  // A set whose root children are all childless, and a deep two-letter one.
+  check_all_ways(std::vector<std::string>{"apple", "banana", "cherry"}, 100, 13);
+  check_all_ways(std::vector<std::string>{"ab", "abab", "abba", "b", "ba", "bab"}, 100, 14);
+}
+
 TEST(SuccinctSet, WordList) {
   const char* path = "/usr/share/dict/american-english";
   if (!std::ifstream(path)) GTEST_SKIP() << path << " not installed";

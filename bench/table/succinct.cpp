@@ -3,7 +3,8 @@
 // std::unordered_set — and marisa-trie (peer, when libmarisa-dev is installed). Sizes
 // are also given as a share of the raw key bytes; "mix" is contains() over present
 // and absent keys interleaved at random (thread CPU time per key, median of the
-// repeats), the figure the targets refer to.
+// repeats; the keys stream from one buffer), the figure the targets refer to. The
+// SuccinctSet row also states its mix beside marisa-trie's from the same run.
 //
 // With the default data file the rows are measured on the two English word lists
 // /usr/share/dict/american-english and american-english-insane instead.

@@ -22,10 +22,12 @@
 // Costs: contains() is one select per trie level on the key's path (plus one for a
 // tail); a select is one sample load and, typically, one or two words counted with
 // popcnt and finished with BMI2 pdep (chosen at run time; a portable path gives the
-// same answers). The top three levels skip the select: their nodes' label starts are
-// kept in a small table built on load (at most 4096 nodes, 2 bytes each). A label
-// is found among a node's labels 16 at a time with SSE2. On the English word lists
-// that is about 2x faster than marisa-trie (see `amq bench --only succinct`).
+// same answers). The top levels skip work through small tables built on load and
+// counted in size_in_bytes(): the label starts of the top three levels' nodes (at
+// most 4096 nodes, 2 bytes each), and 256-bit label maps of the root and its
+// children, so a key's first two bytes cost two popcounts. Elsewhere a label is
+// found among a node's labels 16 at a time with SSE2. On the English word lists
+// that is 1.6-2x faster than marisa-trie (see `amq bench --only succinct`).
 // index_of(), rank() and key_at() also walk the levels below the key (a cut through
 // each level, counted with rank), so they cost O(height of the trie) selects: fine
 // for word lists and random keys, slow for adversarial sets with thousands of levels.
@@ -222,7 +224,9 @@ class SuccinctSet {
   const uint8_t* labels_end_ = nullptr;
   std::shared_ptr<const std::vector<uint16_t>> top_;  // node_start(v) for v < top_nodes_
   const uint16_t* top_starts_ = nullptr;
-  uint64_t top_nodes_ = 0;  // end of the payload: 16-byte label loads stay below
+  uint64_t top_nodes_ = 0;
+  std::shared_ptr<const std::vector<uint64_t>> jump_;  // the top two levels' label maps
+  const uint64_t* jump_maps_ = nullptr;  // end of the payload: 16-byte label loads stay below
 };
 
 // An input iterator over keys in order; *it is valid until the next ++it.
