@@ -21,7 +21,7 @@ class AnySuccinct final : public AnySet {
     i.params = {{"nodes", std::to_string(s_.node_count())},
                 {"tails", std::to_string(s_.tail_count())},
                 {"tail_bytes", std::to_string(s_.tail_bytes())},
-                {"payload_bytes", std::to_string(s_.size_in_bytes())}};
+                {"memory_bytes", std::to_string(s_.size_in_bytes())}};
     return i;
   }
   std::vector<std::byte> serialize() const override { return s_.serialize(); }

@@ -27,10 +27,32 @@ namespace {
 
 constexpr uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 
-// The four bit vectors of the payload, in file order, and whether each has select.
+// The three bit vectors of the payload, in file order. The label bitmap and the tail
+// bitmap are only selected on, the leaf bitmap only ranked.
 enum Vec { kLouds, kLeaf, kTailMap, kVecCount };
-constexpr bool kWithSelect[kVecCount] = {true, false, true};
 constexpr const char* kVecName[kVecCount] = {"label bitmap", "leaf bitmap", "tail bitmap"};
+using LeafBits = detail::RankSelect<32>;
+using LoudsBits = detail::SelectBits<7, true>;
+using TailBits = detail::SelectBits<9, false>;
+
+constexpr uint64_t kTopLevels = 3;        // contains() has the label starts of these levels' nodes
+constexpr uint64_t kTopNodesMax = 4096;   // but of at most this many nodes
+constexpr uint64_t kLoudsSampleMask = (uint64_t{1} << LoudsBits::kSampleShift) - 1;
+
+uint64_t directory_words(int vec, uint64_t bits, uint64_t ones) {
+  if (vec == kLeaf) return LeafBits::shape(bits, ones, false).directory_words();
+  return vec == kLouds ? LoudsBits::directory_words(ones) : TailBits::directory_words(ones);
+}
+
+std::vector<uint64_t> build_directory(int vec, const detail::BitVector& b) {
+  if (vec == kLeaf) return LeafBits::build_directory(b.words(), b.size(), false);
+  return vec == kLouds ? LoudsBits::build_directory(b.words(), b.size()) : TailBits::build_directory(b.words(), b.size());
+}
+
+bool verify_directory(int vec, std::span<const uint64_t> words, uint64_t bits, std::span<const uint64_t> dir) {
+  if (vec == kLeaf) return LeafBits::verify_directory(words, bits, dir, false);
+  return vec == kLouds ? LoudsBits::verify_directory(words, bits, dir) : TailBits::verify_directory(words, bits, dir);
+}
 
 struct Shape {
   uint64_t bits[kVecCount];
@@ -119,7 +141,7 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
   for (int i = 0; i < kVecCount; ++i) {
     const auto& words = vec[i].words();
     for (uint64_t w : words) payload.u64(w);
-    for (uint64_t w : Bits::build_directory(words, vec[i].size(), kWithSelect[i])) payload.u64(w);
+    for (uint64_t w : build_directory(i, vec[i])) payload.u64(w);
   }
   payload.bytes(labels);
   payload.pad_to(8);
@@ -162,10 +184,8 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
                   " tail bytes) for a payload of " + std::to_string(payload) + " bytes");
   const Shape shape = shape_of(s.n_, s.nodes_, s.tail_bytes_);
   uint64_t expect = 0;
-  for (int i = 0; i < kVecCount; ++i) {
-    const detail::DirectoryShape d = Bits::shape(shape.bits[i], shape.ones[i], kWithSelect[i]);
-    expect += 8 * (d.words + d.directory_words());
-  }
+  for (int i = 0; i < kVecCount; ++i)
+    expect += 8 * ((shape.bits[i] + 63) / 64 + directory_words(i, shape.bits[i], shape.ones[i]));
   const uint64_t edges = s.nodes_ - 1;
   expect += pad8(edges) + pad8(s.tail_bytes_);
   if (payload != expect)
@@ -173,20 +193,30 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
 
   // The payload is 8-aligned in the file, and the file is 8-aligned in memory.
   const uint64_t* at = reinterpret_cast<const uint64_t*>(c.payload.data());
-  Bits* views[kVecCount] = {&s.louds_, &s.leaf_, &s.tail_map_};
   for (int i = 0; i < kVecCount; ++i) {
-    const detail::DirectoryShape d = Bits::shape(shape.bits[i], shape.ones[i], kWithSelect[i]);
-    const std::span<const uint64_t> words(at, d.words), dir(at + d.words, d.directory_words());
-    at += d.words + d.directory_words();
-    if (!Bits::verify_directory(words, shape.bits[i], dir, kWithSelect[i]))
+    const uint64_t nw = (shape.bits[i] + 63) / 64, nd = directory_words(i, shape.bits[i], shape.ones[i]);
+    const std::span<const uint64_t> words(at, nw), dir(at + nw, nd);
+    at += nw + nd;
+    if (!verify_directory(i, words, shape.bits[i], dir))
       throw corrupt(std::string(kVecName[i]) + ": rank/select directory does not match the bits");
-    *views[i] = Bits(words, shape.bits[i], dir, kWithSelect[i]);
-    if (views[i]->ones() != shape.ones[i])
-      throw corrupt(std::string(kVecName[i]) + " has " + std::to_string(views[i]->ones()) + " ones, expected " +
+    uint64_t ones = 0;
+    if (i == kLouds) {
+      s.louds_ = LoudsBits(words, shape.bits[i], dir);
+      ones = s.louds_.ones();
+    } else if (i == kLeaf) {
+      s.leaf_ = LeafBits(words, shape.bits[i], dir, false);
+      ones = s.leaf_.ones();
+    } else {
+      s.tail_map_ = TailBits(words, shape.bits[i], dir);
+      ones = s.tail_map_.ones();
+    }
+    if (ones != shape.ones[i])
+      throw corrupt(std::string(kVecName[i]) + " has " + std::to_string(ones) + " ones, expected " +
                     std::to_string(shape.ones[i]));
   }
   s.labels_ = reinterpret_cast<const uint8_t*>(at);
   s.tail_ = s.labels_ + pad8(edges);
+  s.labels_end_ = s.tail_ + pad8(s.tail_bytes_);  // the end of the payload
   for (uint64_t i = edges; i < pad8(edges); ++i)
     if (s.labels_[i] != 0) throw corrupt("non-zero padding after the labels");
   for (uint64_t i = s.tail_bytes_; i < pad8(s.tail_bytes_); ++i)
@@ -199,11 +229,49 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   // Level starts: the walk of the leftmost boundary, for rank().
   s.levels_ = 0;
   s.level_leaf_sum_ = 0;
+  uint64_t top = 0;  // the first node below the top kTopLevels levels
   for (uint64_t a = 0;;) {
     s.level_leaf_sum_ += s.leaf_.rank1(a);
     ++s.levels_;
     a = s.child_boundary(a);
+    if (s.levels_ == kTopLevels) top = a;
     if (a >= s.nodes_) break;
+  }
+  // Where the labels of each node of the top levels start, so contains() skips their
+  // selects (every lookup passes through them).
+  // 16-bit entries: the table stops at the first start beyond 65535. It is counted in
+  // size_in_bytes().
+  if (top == 0 || top > s.nodes_) top = s.nodes_;
+  top = std::min(top, kTopNodesMax);
+  auto starts = std::make_shared<std::vector<uint16_t>>();
+  starts->reserve(top);
+  for (uint64_t v = 0; v < top; ++v) {
+    const uint64_t st = s.node_start(v);
+    if (st > 0xffff) break;
+    starts->push_back(static_cast<uint16_t>(st));
+  }
+  s.top_starts_ = starts->data();
+  s.top_nodes_ = starts->size();
+  s.top_ = std::move(starts);
+  s.payload_bytes_ += 2 * s.top_nodes_;
+  // The first two levels as 256-bit label maps: the root's, then one per root child
+  // (all zero for a childless one). contains() takes the first two bytes of a key in
+  // two popcounts instead of two label searches.
+  const uint64_t k0 = s.louds_.next_one(0);
+  if (s.n_ > 0 && k0 > 0 && k0 < s.top_nodes_) {
+    auto jump = std::make_shared<std::vector<uint64_t>>(4 * (k0 + 1));
+    for (uint64_t j = 0; j < k0; ++j) {
+      const uint8_t c = s.labels_[j];
+      (*jump)[c >> 6] |= uint64_t{1} << (c & 63);
+      const uint64_t r = j + 1, st = s.top_starts_[r], k = s.louds_.next_one(st) - st;
+      for (uint64_t i = 0; i < k; ++i) {
+        const uint8_t c1 = s.labels_[st - r + i];
+        (*jump)[4 * (j + 1) + (c1 >> 6)] |= uint64_t{1} << (c1 & 63);
+      }
+    }
+    s.jump_maps_ = jump->data();
+    s.payload_bytes_ += 8 * jump->size();
+    s.jump_ = std::move(jump);
   }
   return s;
 }
@@ -256,54 +324,131 @@ template <bool Hw>
   return {reinterpret_cast<const char*>(tail_ + (at - v)), len};
 }
 
-// The descent of contains(), compiled twice: with the popcnt instruction (chosen at
-// run time when the CPU has it) and without.
+// The position in [lab, lab + k) of byte c, or k. Sixteen labels at a time with SSE2
+// (part of x86-64) while the loads stay inside [.., safe_end); then memchr.
+[[gnu::always_inline]] inline uint64_t find_label(const uint8_t* lab, uint64_t k, uint8_t c,
+                                                  const uint8_t* safe_end) noexcept {
+  uint64_t o = 0;
+#if defined(__SSE2__)
+  const __m128i needle = _mm_set1_epi8(static_cast<char>(c));
+  if (k > 16 && k <= 64 && lab + 64 <= safe_end) {
+    // A wide node (the top levels): four compares, one 64-bit mask, no branches.
+    auto eq = [&](int at) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lab + at));
+      return static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, needle))));
+    };
+    uint64_t m = eq(0) | eq(16) << 16 | eq(32) << 32 | eq(48) << 48;
+    if (k < 64) m &= (uint64_t{1} << k) - 1;
+    return m ? static_cast<uint64_t>(__builtin_ctzll(m)) : k;
+  }
+  for (; o < k && lab + o + 16 <= safe_end; o += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lab + o));
+    uint32_t m = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, needle)));
+    if (k - o < 16) m &= (1u << (k - o)) - 1;
+    if (m) return o + static_cast<uint64_t>(__builtin_ctz(m));
+  }
+  if (o >= k) return k;
+#endif
+  const void* hit = std::memchr(lab + o, c, k - o);
+  return hit ? static_cast<uint64_t>(static_cast<const uint8_t*>(hit) - lab) : k;
+}
+
+// The ones of a 256-bit map below bit c.
+template <bool Hw>
+[[gnu::always_inline]] inline uint64_t rank_in_map(const uint64_t* m, uint8_t c) noexcept {
+  const unsigned w = c >> 6;
+  const uint64_t below = (uint64_t{1} << (c & 63)) - 1;
+  uint64_t r = static_cast<uint64_t>(detail::popcount64<Hw>(m[w] & below));
+  r += w > 0 ? static_cast<uint64_t>(detail::popcount64<Hw>(m[0])) : 0;
+  r += w > 1 ? static_cast<uint64_t>(detail::popcount64<Hw>(m[1])) : 0;
+  r += w > 2 ? static_cast<uint64_t>(detail::popcount64<Hw>(m[2])) : 0;
+  return r;
+}
+
+// The descent of contains(), compiled twice: with popcnt and BMI2 (chosen at run time
+// when the CPU has them and pdep is fast) and without. One select per level on the
+// label bitmap, whose samples (one per 64 nodes) leave a word or two to count; the
+// node's label count comes from the word the select ended in.
 template <bool Hw>
 [[gnu::always_inline]] inline bool SuccinctSet::contains_t(const uint8_t* p, size_t len) const noexcept {
+  const uint8_t* safe_end = labels_end_;
   uint64_t v = 0, st = 0;
-  const uint8_t* labels_end = labels_ + (nodes_ - 1);
-  for (size_t d = 0;; ++d) {
-    if (louds_.get(st)) {  // no children: a leaf, maybe with a tail
+  uint64_t after = louds_.words()[0];  // label bitmap bits from st on (as far as st's word goes)
+  size_t d = 0;
+  if (jump_maps_ && len >= 2) {
+    // Byte 0 through the root's map, byte 1 through its child's (the top table has
+    // the starts of both levels' nodes).
+    const uint8_t c0 = p[0], c1 = p[1];
+    if (!((jump_maps_[c0 >> 6] >> (c0 & 63)) & 1)) return false;
+    const uint64_t j0 = rank_in_map<Hw>(jump_maps_, c0);
+    const uint64_t* m1 = jump_maps_ + 4 * (j0 + 1);
+    v = 1 + j0;
+    st = top_starts_[v];
+    d = 1;
+    if ((m1[0] | m1[1] | m1[2] | m1[3]) != 0) {  // v has children: take byte 1 here
+      if (!((m1[c1 >> 6] >> (c1 & 63)) & 1)) return false;
+      v = st - v + 1 + rank_in_map<Hw>(m1, c1);
+      st = v < top_nodes_ ? top_starts_[v] : louds_.select1<Hw>(v - 1) + 1;
+      d = 2;
+    }
+    after = louds_.words()[st >> 6] >> (st & 63);
+  }
+  for (;; ++d) {
+    // The labels of node v: the zeros from st up to the next one.
+    const uint64_t k = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : louds_.next_one(st) - st;
+    if (k == 0) {  // no children: a leaf, maybe with a tail
       const std::string_view t = tail_of_t<Hw>(v);
-      return t.size() == len - d && (t.empty() || std::memcmp(t.data(), p + d, t.size()) == 0);
+      if (t.size() != len - d) return false;
+      if (t.size() > 16) return std::memcmp(t.data(), p + d, t.size()) == 0;
+      for (size_t i = 0; i < t.size(); ++i)  // tails are short: a byte or two on average
+        if (static_cast<uint8_t>(t[i]) != p[d + i]) return false;
+      return true;
     }
     if (d == len) return leaf_.get(v);
-    const uint64_t en = louds_.next_one(st);
     const uint8_t* lab = labels_ + (st - v);
-    const uint64_t k = en - st;
-    const uint8_t c = p[d];
-    uint64_t j;
-#if defined(__SSE2__)
-    if (k <= 16 && labels_end - lab >= 16) {
-      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lab));
-      const uint32_t m = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(static_cast<char>(c))))) &
-                         ((1u << k) - 1);
-      if (m == 0) return false;
-      j = static_cast<uint64_t>(__builtin_ctz(m));
-    } else
-#endif
-    {
-      const void* hit = std::memchr(lab, c, k);
-      if (!hit) return false;
-      j = static_cast<uint64_t>(static_cast<const uint8_t*>(hit) - lab);
-    }
+    const uint64_t j = find_label(lab, k, p[d], safe_end);
+    if (j == k) return false;
     v = st - v + 1 + j;
-    st = louds_.select1<Hw>(v - 1) + 1;
+    // Node v's labels start at label index select1(v - 1) + 1 - v. Nodes have about
+    // one child each, so that is close to the sample's index plus the nodes between:
+    // fetch those lines while the select counts. If the key ends at v, its leaf bit.
+    if (v < top_nodes_) {
+      st = top_starts_[v];
+      after = louds_.words()[st >> 6] >> (st & 63);
+      continue;
+    }
+    const uint64_t s = v - 1, sp = louds_.sample(s);
+    const uint8_t* guess = labels_ + (sp - (s & ~kLoudsSampleMask)) + (s & kLoudsSampleMask);
+    __builtin_prefetch(guess - 64);
+    __builtin_prefetch(guess);
+    __builtin_prefetch(guess + 64);
+    if (d + 1 == len) __builtin_prefetch(leaf_.words() + (v >> 6));
+    st = louds_.select1_from<Hw>(sp, s, after) + 1;
   }
 }
 
-__attribute__((target("popcnt"))) bool SuccinctSet::contains_hw(const uint8_t* p, size_t len) const noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("popcnt,bmi,bmi2"))) bool SuccinctSet::contains_popcnt(const uint8_t* p, size_t len) const noexcept {
   return contains_t<true>(p, len);
 }
+#else
+bool SuccinctSet::contains_popcnt(const uint8_t* p, size_t len) const noexcept { return contains_t<false>(p, len); }
+#endif
 
 bool SuccinctSet::contains_sw(const uint8_t* p, size_t len) const noexcept { return contains_t<false>(p, len); }
 
 bool SuccinctSet::contains(KeyView key) const noexcept {
+  static const bool hw = detail::cpu_has_fast_select();
   if (n_ == 0) return false;
-  static const bool hw = __builtin_cpu_supports("popcnt");
   const Bytes b = key.bytes();
   const uint8_t* p = reinterpret_cast<const uint8_t*>(b.data());
-  return hw ? contains_hw(p, b.size()) : contains_sw(p, b.size());
+  return hw ? contains_popcnt(p, b.size()) : contains_sw(p, b.size());
+}
+
+bool SuccinctSet::contains_portable(KeyView key) const noexcept {
+  if (n_ == 0) return false;
+  const Bytes b = key.bytes();
+  return contains_sw(reinterpret_cast<const uint8_t*>(b.data()), b.size());
 }
 
 // Keys < key = the sum over levels of the leaves left of a cut through each level.
@@ -412,7 +557,7 @@ SuccinctSet::Layout SuccinctSet::layout() const {
   Layout l;
   l.labels.assign(reinterpret_cast<const char*>(labels_), nodes_ - 1);
   l.tails.assign(reinterpret_cast<const char*>(tail_), tail_bytes_);
-  auto bits = [](const Bits& b) {
+  auto bits = [](const auto& b) {
     std::string s;
     for (uint64_t i = 0; i < b.size(); ++i) s += b.get(i) ? '1' : '0';
     return s;

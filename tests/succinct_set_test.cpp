@@ -98,6 +98,70 @@ TEST(RankSelect, DirectoryOverheadIsAFewPercent) {
   EXPECT_LT(static_cast<double>(with_select.directory_words()) / static_cast<double>(with_select.words), 0.10);
 }
 
+// SelectBits against the naive positions, through the portable path and (where the
+// CPU has popcnt and BMI2) the hardware one; and verify_directory notices changes.
+template <int Shift, bool Compact>
+void check_select_bits(const std::vector<bool>& bits) {
+  using S = detail::SelectBits<Shift, Compact>;
+  detail::BitVector bv;
+  for (bool b : bits) bv.push_back(b);
+  const auto dir = S::build_directory(bv.words(), bv.size());
+  ASSERT_TRUE(S::verify_directory(bv.words(), bv.size(), dir));
+  std::vector<uint64_t> ones;
+  for (uint64_t i = 0; i < bits.size(); ++i)
+    if (bits[i]) ones.push_back(i);
+  ASSERT_EQ(dir.size(), S::directory_words(ones.size()));
+  const S s(bv.words(), bv.size(), dir);
+  ASSERT_EQ(s.ones(), ones.size());
+  const bool hw = detail::cpu_has_fast_select();
+  for (uint64_t j = 0; j < ones.size(); ++j) {
+    ASSERT_EQ(s.template select1<false>(j), ones[j]) << "j=" << j;
+    if (hw) {
+      ASSERT_EQ(s.template select1<true>(j), ones[j]) << "j=" << j;
+    }
+    uint64_t after = 0;
+    ASSERT_EQ(s.template select1_from<false>(s.sample(j), j, after), ones[j]);
+    const uint64_t next = j + 1 < ones.size() ? ones[j + 1] : bits.size();
+    if (after) {
+      ASSERT_EQ(ones[j] + 1 + static_cast<uint64_t>(__builtin_ctzll(after)), next);
+    } else {
+      ASSERT_TRUE(next == bits.size() || (next >> 6) > (ones[j] >> 6));  // not in the same word
+    }
+  }
+  uint64_t next = bits.size();
+  for (uint64_t i = bits.size(); i-- > 0;) {
+    if (bits[i]) next = i;
+    ASSERT_EQ(s.next_one(i), next);
+  }
+  for (size_t at = 0; at < dir.size(); at += std::max<size_t>(1, dir.size() / 7)) {
+    auto bad = dir;
+    bad[at] ^= uint64_t{1} << (at % 64);
+    EXPECT_FALSE(S::verify_directory(bv.words(), bv.size(), bad)) << at;
+  }
+  if (!dir.empty()) {
+    EXPECT_FALSE(S::verify_directory(bv.words(), bv.size(), std::span(dir).first(dir.size() - 1)));
+  }
+}
+
+TEST(SelectBits, MatchesNaiveOnRandomBits) {
+  for (size_t n : {1, 63, 64, 65, 511, 4096, 100000})
+    for (double density : {0.01, 0.5, 0.97, 1.0}) {
+      const auto bits = random_bits(n, density, n * 13 + 5);
+      check_select_bits<7, true>(bits);
+      check_select_bits<9, false>(bits);
+      check_select_bits<0, true>(bits);  // a sample per one: 1024-sample groups fill up
+    }
+  check_select_bits<7, true>({});
+}
+
+TEST(SelectBits, LongRunsOfZeros) {
+  // Ones far apart: the scan from a sample crosses many empty words.
+  std::vector<bool> bits(300000);
+  for (size_t i = 0; i < bits.size(); i += 997 + (i % 5) * 1000) bits[i] = true;
+  check_select_bits<2, true>(bits);
+  check_select_bits<9, false>(bits);
+}
+
 TEST(RankSelect, SelectInWord) {
   std::mt19937_64 rng(3);
   for (int t = 0; t < 10000; ++t) {
@@ -105,7 +169,11 @@ TEST(RankSelect, SelectInWord) {
     int r = 0;
     for (int i = 0; i < 64; ++i)
       if ((x >> i) & 1) {
-        ASSERT_EQ(detail::select_in_word(x, r++), i);
+        ASSERT_EQ(detail::select_in_word(x, r), i);
+        if (detail::cpu_has_fast_select()) {
+          ASSERT_EQ(detail::select_in_word<true>(x, r), i);
+        }
+        ++r;
       }
   }
 }
@@ -169,6 +237,7 @@ void check_set(const SuccinctSet& s, const std::set<std::string>& ref, size_t pr
   const size_t step = std::max<size_t>(1, sorted.size() / probes);
   for (size_t i = 0; i < sorted.size(); i += step) {
     ASSERT_TRUE(s.contains(sorted[i])) << i;
+    ASSERT_TRUE(s.contains_portable(sorted[i])) << i;
     ASSERT_EQ(s.index_of(sorted[i]), i);
     ASSERT_EQ(s.key_at(i), sorted[i]);
   }
@@ -182,6 +251,7 @@ void check_set(const SuccinctSet& s, const std::set<std::string>& ref, size_t pr
     const std::string q = random_probe(rng, sorted);
     const bool present = ref.count(q) > 0;
     ASSERT_EQ(s.contains(q), present) << "probe of " << q.size() << " bytes";
+    ASSERT_EQ(s.contains_portable(q), present) << "portable path, probe of " << q.size() << " bytes";
     const auto lb = ref.lower_bound(q);
     const uint64_t rank = static_cast<uint64_t>(std::lower_bound(sorted.begin(), sorted.end(), q) - sorted.begin());
     ASSERT_EQ(s.rank(q), rank);
@@ -347,6 +417,33 @@ TEST(SuccinctSet, SmallAlphabetDeepTrie) {
     keys.push_back(k);
   }
   check_all_ways(keys, 3000, 9);
+}
+
+// contains() takes the first two bytes through label maps and the top levels' label
+// starts through a table: root children that are childless, leaves with children,
+// and second-level nodes beyond the table (which stops at 4096 nodes; here the
+// second level alone has 40000).
+TEST(SuccinctSet, TopLevelShortcuts) {
+  std::vector<std::string> keys = {"a", "ab", "abc", "bcdef", "c", "d\xff", "\xff", "\xff\xfe"};
+  for (int a = 0; a < 200; ++a)
+    for (int b = 0; b < 200; ++b) keys.push_back(std::string{static_cast<char>(a), static_cast<char>(b), 'x'});
+  std::mt19937_64 rng(4);
+  for (int i = 0; i < 2000; ++i) keys.push_back(std::string(1 + rng() % 3, static_cast<char>(rng())));
+  const std::set<std::string> ref(keys.begin(), keys.end());
+  const auto s = SuccinctSet::build(keys);
+  for (int a = 0; a < 256; ++a)
+    for (int b = 0; b < 256; b += 3)
+      for (const std::string& q : {std::string{static_cast<char>(a), static_cast<char>(b)},
+                                   std::string{static_cast<char>(a), static_cast<char>(b), 'x'},
+                                   std::string{static_cast<char>(a), static_cast<char>(b), 'y'},
+                                   std::string(1, static_cast<char>(a))}) {
+        ASSERT_EQ(s.contains(q), ref.count(q) > 0) << a << " " << b << " " << q.size();
+        ASSERT_EQ(s.contains_portable(q), ref.count(q) > 0) << a << " " << b << " " << q.size();
+      }
+  check_all_ways(keys, 2000, 12);
+  // A set whose root children are all childless, and a deep two-letter one.
+  check_all_ways(std::vector<std::string>{"apple", "banana", "cherry"}, 100, 13);
+  check_all_ways(std::vector<std::string>{"ab", "abab", "abba", "b", "ba", "bab"}, 100, 14);
 }
 
 TEST(SuccinctSet, WordList) {

@@ -17,6 +17,8 @@
 //    sample before the wanted one and counts words forward, which is about one cache
 //    line where ones are not rare; where the samples lie far apart it narrows down
 //    through the superblock and basic-block counts instead.
+//  * SelectBits<SampleShift, Compact>: a view with a select directory only, dense
+//    enough that select1 is a sample load and a word or two of popcounts (see below).
 //  * build_directory() computes the directories; verify_directory() recomputes them
 //    against stored ones without allocating, so a loader can trust a view.
 //
@@ -36,7 +38,10 @@
 
 namespace amq::detail {
 
-#if defined(__POPCNT__)
+// The "Hw" template parameters below mean: the popcnt and BMI2 instructions may be used
+// (by default only when the whole build targets them; the succinct set dispatches at
+// run time on cpu_has_fast_select()).
+#if defined(__POPCNT__) && defined(__BMI2__)
 inline constexpr bool kHwPopcount = true;
 #else
 inline constexpr bool kHwPopcount = false;
@@ -67,11 +72,19 @@ inline constexpr auto kSelectInByte = [] {
   return t;
 }();
 
-// The position of the r-th (0-based) set bit of x; r < popcount(x).
-inline int select_in_word(uint64_t x, int r) noexcept {
-#if defined(__BMI2__)
-  return __builtin_ctzll(__builtin_ia32_pdep_di(uint64_t{1} << r, x));
-#else
+// The position of the r-th (0-based) set bit of x; r < popcount(x). Hw: with the
+// BMI2 pdep instruction (callers have checked the CPU has it, see kHwSelect); otherwise
+// broadword: byte counts, then a table lookup inside the byte.
+template <bool Hw = false>
+[[gnu::always_inline]] inline int select_in_word(uint64_t x, int r) noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if constexpr (Hw) {
+    // Inline assembly: the intrinsic would need the whole caller compiled for BMI2.
+    uint64_t bit;
+    asm("pdep %2, %1, %0" : "=r"(bit) : "r"(uint64_t{1} << r), "r"(x));
+    return __builtin_ctzll(bit);
+  }
+#endif
   constexpr uint64_t kL = 0x0101010101010101ULL, kH = 0x8080808080808080ULL;
   uint64_t s = x - ((x >> 1) & 0x5555555555555555ULL);
   s = (s & 0x3333333333333333ULL) + ((s >> 2) & 0x3333333333333333ULL);
@@ -81,6 +94,20 @@ inline int select_in_word(uint64_t x, int r) noexcept {
   const int before = byte ? static_cast<int>((s >> (8 * byte - 8)) & 0xff) : 0;
   const uint64_t b = (x >> (8 * byte)) & 0xff;
   return 8 * byte + kSelectInByte[b * 8 + static_cast<uint64_t>(r - before)];
+}
+
+// True if this CPU runs the Hw paths well: popcnt and BMI2, and pdep is not the slow
+// microcoded one of AMD Zen 1 and 2. Checked once.
+inline bool cpu_has_fast_select() noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool ok = [] {
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("popcnt") || !__builtin_cpu_supports("bmi2")) return false;
+    return !__builtin_cpu_is("znver1") && !__builtin_cpu_is("znver2");
+  }();
+  return ok;
+#else
+  return false;
 #endif
 }
 
@@ -237,7 +264,7 @@ class RankSelect {
         if (at < 8) {
           const uint64_t x = at == 0 ? first : words_[w + at];
           const uint64_t before = at == 0 ? 0 : sum[at - 1];
-          return ((w + at) << 6) + static_cast<uint64_t>(select_in_word(x, static_cast<int>(rem - before)));
+          return ((w + at) << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem - before)));
         }
         rem -= acc;
         w += 8;
@@ -250,7 +277,7 @@ class RankSelect {
         rem -= c;
         x = words_[++w];
       }
-      return (w << 6) + static_cast<uint64_t>(select_in_word(x, static_cast<int>(rem)));
+      return (w << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem)));
     }
     // Far apart: the last superblock in [p's, limit's] whose earlier ones are <= j.
     uint64_t lo = p >> kSuperShift, hi = (limit >> kSuperShift) + 1;
@@ -276,7 +303,7 @@ class RankSelect {
       rem -= c;
       ++w;
     }
-    return (w << 6) + static_cast<uint64_t>(select_in_word(words_[w], static_cast<int>(rem)));
+    return (w << 6) + static_cast<uint64_t>(select_in_word<Hw>(words_[w], static_cast<int>(rem)));
   }
 
   // The first position >= i holding a one; size() if none.
@@ -350,6 +377,187 @@ class RankSelect {
   uint64_t nsb_ = 0;  // index of the sentinel superblock entry
   uint64_t nsel_ = 0;
   uint64_t ones_ = 0;
+};
+
+
+// SelectBits<SampleShift, Compact>: a read-only bit vector with a select directory
+// only (no rank): the position of every 2^SampleShift-th one. Compact samples are
+// 32-bit offsets from a 64-bit base kept for every 1024 samples (positions stay
+// 64-bit; a build whose offsets do not fit is refused, which cannot happen where no
+// run of zeros is long, e.g. a LOUDS bitmap: at most 256 zeros per one); otherwise
+// each sample is a 64-bit position. select1 starts at the sample and counts words
+// forward, so dense samples (every 64 ones) make it one or two words.
+//
+// Directory layout (64-bit words): Compact: ceil(samples / 1024) bases, then the
+// 32-bit offsets two per word (low half first), the last word zero-padded;
+// otherwise: one word per sample.
+template <int SampleShift, bool Compact>
+class SelectBits {
+  static_assert(SampleShift >= 0 && SampleShift <= 16);
+
+ public:
+  static constexpr uint64_t kGroupShift = 10;  // samples per base: 1024
+  static constexpr int kSampleShift = SampleShift;
+
+  static uint64_t samples(uint64_t ones) noexcept { return (ones + (uint64_t{1} << SampleShift) - 1) >> SampleShift; }
+  static uint64_t directory_words(uint64_t ones) noexcept {
+    const uint64_t n = samples(ones);
+    if constexpr (Compact) return ((n + (uint64_t{1} << kGroupShift) - 1) >> kGroupShift) + (n + 1) / 2;
+    return n;
+  }
+
+  // The directory of `words` holding `bits` bits. Throws Errc::invalid_argument if a
+  // compact offset does not fit in 32 bits.
+  static std::vector<uint64_t> build_directory(std::span<const uint64_t> words, uint64_t bits) {
+    uint64_t ones = 0;
+    for (uint64_t w : words) ones += static_cast<uint64_t>(popcount64(w));
+    std::vector<uint64_t> out(directory_words(ones));
+    uint64_t at = 0;
+    if (!walk(words, bits, [&](uint64_t v) {
+          out[at++] = v;
+          return true;
+        }))
+      throw Error(Errc::invalid_argument, "select directory: a run of zeros too long for 32-bit offsets");
+    return out;
+  }
+
+  // True if `dir` is exactly what build_directory would produce (and bits past `bits`
+  // in the last word are zero).
+  static bool verify_directory(std::span<const uint64_t> words, uint64_t bits, std::span<const uint64_t> dir) noexcept {
+    if (words.size() != (bits + 63) / 64) return false;
+    if ((bits & 63) && (words.back() >> (bits & 63)) != 0) return false;
+    uint64_t at = 0;
+    const bool ok = walk(words, bits, [&](uint64_t v) {
+      if (at >= dir.size() || dir[at] != v) return false;
+      ++at;
+      return true;
+    });
+    return ok && at == dir.size();
+  }
+
+  SelectBits() = default;
+  // A view; `dir` must have passed verify_directory for these words.
+  SelectBits(std::span<const uint64_t> words, uint64_t bits, std::span<const uint64_t> dir) noexcept
+      : words_(words.data()), bits_(bits), nw_(words.size()) {
+    for (uint64_t w : words) ones_ += static_cast<uint64_t>(popcount64(w));
+    const uint64_t n = samples(ones_);
+    dir_ = dir.data();
+    if constexpr (Compact) off_ = reinterpret_cast<const unsigned char*>(dir.data() + ((n + 1023) >> kGroupShift));
+  }
+
+  uint64_t size() const noexcept { return bits_; }
+  uint64_t ones() const noexcept { return ones_; }
+  const uint64_t* words() const noexcept { return words_; }
+  bool get(uint64_t i) const noexcept { return (words_[i >> 6] >> (i & 63)) & 1; }
+
+  // The position of the j-th one (0-based), for j < ones().
+  template <bool Hw = kHwPopcount>
+  [[gnu::always_inline]] uint64_t select1(uint64_t j) const noexcept {
+    return select1_from<Hw>(sample(j), j);
+  }
+
+  // The position of one number j rounded down to a multiple of 2^SampleShift: where
+  // select1(j) starts counting (for callers that prefetch what comes after it).
+  [[gnu::always_inline]] uint64_t sample(uint64_t j) const noexcept {
+    const uint64_t i = j >> SampleShift;
+    if constexpr (Compact) {
+      uint32_t o;
+      std::memcpy(&o, off_ + 4 * i, 4);
+      return dir_[i >> kGroupShift] + o;
+    } else {
+      return dir_[i];
+    }
+  }
+
+  // select1(j), given p = sample(j).
+  template <bool Hw = kHwPopcount>
+  [[gnu::always_inline]] uint64_t select1_from(uint64_t p, uint64_t j) const noexcept {
+    uint64_t after;
+    return select1_from<Hw>(p, j, after);
+  }
+  // The same, and `after` = the bits of the answer's word above the answer (shifted
+  // down to bit 0): the caller's next_one(answer + 1) is ctz(after) when after != 0.
+  template <bool Hw = kHwPopcount>
+  [[gnu::always_inline]] uint64_t select1_from(uint64_t p, uint64_t j, uint64_t& after) const noexcept {
+    uint64_t rem = j & ((uint64_t{1} << SampleShift) - 1);
+    uint64_t w = p >> 6;
+    uint64_t x = words_[w] & (~uint64_t{0} << (p & 63));
+    for (;;) {
+      const uint64_t c = static_cast<uint64_t>(popcount64<Hw>(x));
+      if (rem < c) break;
+      rem -= c;
+      x = words_[++w];
+    }
+    const int b = select_in_word<Hw>(x, static_cast<int>(rem));
+    after = (x >> b) >> 1;
+    return (w << 6) + static_cast<uint64_t>(b);
+  }
+
+  // The first position >= i holding a one; size() if none.
+  uint64_t next_one(uint64_t i) const noexcept {
+    if (i >= bits_) return bits_;
+    uint64_t w = i >> 6;
+    uint64_t x = words_[w] & (~uint64_t{0} << (i & 63));
+    while (x == 0) {
+      if (++w == nw_) return bits_;
+      x = words_[w];
+    }
+    return (w << 6) + static_cast<uint64_t>(__builtin_ctzll(x));
+  }
+
+ private:
+  // Emits the directory words in file order; false if emit refused or an offset overflowed.
+  template <class Emit>
+  static bool walk(std::span<const uint64_t> words, uint64_t bits, Emit&& emit) {
+    (void)bits;
+    uint64_t seen = 0, next = 0, pending = 0;
+    int half = 0;
+    auto emit_offset = [&](uint64_t base, uint64_t p) {
+      if (p - base > 0xffffffffULL) return false;
+      pending |= (p - base) << (32 * half);
+      if (++half == 2) {
+        half = 0;
+        const uint64_t v = pending;
+        pending = 0;
+        return emit(v);
+      }
+      return true;
+    };
+    // Compact: bases first (one pass), then offsets (a second pass).
+    for (int pass = 0; pass < (Compact ? 2 : 1); ++pass) {
+      seen = 0;
+      next = 0;
+      uint64_t base = 0, count = 0;
+      for (uint64_t w = 0; w < words.size(); ++w) {
+        const uint64_t x = words[w];
+        const uint64_t c = static_cast<uint64_t>(popcount64(x));
+        while (next < seen + c) {
+          const uint64_t p = (w << 6) + static_cast<uint64_t>(select_in_word(x, static_cast<int>(next - seen)));
+          if constexpr (Compact) {
+            if ((count & ((uint64_t{1} << kGroupShift) - 1)) == 0) {
+              base = p;
+              if (pass == 0 && !emit(p)) return false;
+            }
+            if (pass == 1 && !emit_offset(base, p)) return false;
+          } else {
+            if (!emit(p)) return false;
+          }
+          ++count;
+          next += uint64_t{1} << SampleShift;
+        }
+        seen += c;
+      }
+    }
+    if (Compact && half == 1 && !emit(pending)) return false;
+    return true;
+  }
+
+  const uint64_t* words_ = nullptr;
+  uint64_t bits_ = 0;
+  uint64_t nw_ = 0;
+  uint64_t ones_ = 0;
+  const uint64_t* dir_ = nullptr;
+  const unsigned char* off_ = nullptr;
 };
 
 }  // namespace amq::detail
