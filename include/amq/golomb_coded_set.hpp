@@ -56,6 +56,7 @@
 #include <string_view>
 #include <vector>
 
+#include "amq/detail/huge_pages.hpp"
 #include "amq/hash.hpp"
 
 namespace amq {
@@ -106,7 +107,7 @@ double expected_golomb_bits(double mean_gap, uint64_t divisor) noexcept;
 enum class GcsCoding : uint8_t { golomb = 0, rice = 1 };
 struct GcsOptions {
   double fpp = 1.0 / 256;                  // ε, in (0, 0.5]; the range per key M = round(1/ε)
-  GcsCoding coding = GcsCoding::golomb;
+  GcsCoding coding = GcsCoding::rice;     // Rice: the fast queries (see above)
   uint64_t seed = 0;                       // hash seed
 };
 
@@ -206,6 +207,12 @@ class GolombCodedSet {
 
   bool operator==(const GolombCodedSet& o) const noexcept;
 
+  // Rice-coded sets find the 8th unary code of a group with BMI2's pdep when `enable`
+  // and the CPU has a fast one (the default; not AMD family 17h, whose pdep is
+  // microcoded); returns whether it is now used. Both paths give the same answers.
+  bool use_bmi2(bool enable) noexcept;
+  bool uses_bmi2() const noexcept { return bmi2_; }
+
   // The amq container (Kind::gcs); load() checks every bucket decodes exactly.
   std::vector<std::byte> serialize() const;
   static GolombCodedSet load(std::span<const std::byte> file);
@@ -218,22 +225,40 @@ class GolombCodedSet {
     const uint64_t base = super_[b / kSuperblockBuckets];
     return base + (wide_ ? rel32_[b] : rel16_[b]);
   }
+  // v / width_ without a division (v < range_).
+  uint64_t bucket_of(uint64_t v) const noexcept {
+    uint64_t b = static_cast<uint64_t>((static_cast<unsigned __int128>(v) * width_inverse_) >> 64);
+    b += v - b * width_ >= width_;
+    return b;
+  }
   template <class F>
   void scan_bucket(uint64_t b, F&& f) const noexcept;
   void build_index(const std::vector<uint64_t>& bucket_offsets);
+  void set_stream(std::span<const std::byte> bytes);
+  void prepare_queries();  // the derived query constants below
   void validate() const;
+  struct Kernel;  // the Rice group-skipping search (src/golomb_coded_set.cpp)
+  friend struct Kernel;
 
-  uint64_t keys_ = 0, values_ = 0, m_ = 256, range_ = 256, divisor_ = 178, width_ = 0, buckets_ = 1;
+  uint64_t keys_ = 0, values_ = 0, m_ = 256, range_ = 256, divisor_ = 128, width_ = 0, buckets_ = 1;
   uint64_t stream_bits_ = 0, seed_ = 0;
   uint32_t hasher_id_ = Xxh3Hasher::id;
-  Coding coding_ = Coding::golomb;
+  Coding coding_ = Coding::rice;
   bool wide_ = false;
   unsigned rem_bits_ = 0;  // c
   uint64_t cutoff_ = 0;    // u
-  std::vector<std::byte> stream_;  // 16 zero guard bytes, the stream, 16 zero guard bytes
+  // 16 zero guard bytes, the stream, 16 zero guard bytes; huge pages when large.
+  std::vector<std::byte, detail::HugePageAllocator<std::byte>> stream_;
   std::vector<uint64_t> super_;    // bit offset of every 32nd bucket
   std::vector<uint16_t> rel16_;    // bucket offset - its superblock's (buckets + 1 entries)
   std::vector<uint32_t> rel32_;
+  // Derived at build/load: floor((2^64 - 1) / W); the Rice group size G (codes whose
+  // remainders fill at most 56 bits) and the constants to add G remainders at once.
+  uint64_t width_inverse_ = 0;
+  unsigned group_ = 0, swar_shift_ = 0;
+  uint64_t swar_even_ = 0, swar_mul_ = 0, swar_mask_ = 0;
+  bool swar_ = false;
+  bool bmi2_ = false;  // the pdep select is used
 };
 
 // ---- BIP158 basic block filters ----------------------------------------------------
