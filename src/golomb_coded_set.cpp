@@ -362,47 +362,61 @@ struct GolombCodedSet::Kernel {
     return hit;
   }
 
-  // Whether `target` (relative to the bucket's start, >= at.cur) is a value of the
-  // bucket at or after `at`. Leaves `at` at the start of the group holding the first
-  // value >= target, so a larger target can continue from there. Two groups per step:
-  // the 8th and 16th zero of one unary window.
+  // One step of a search: two groups from one window. Returns 0 after passing both
+  // groups (their last value is below the target), else 1 + whether `target` is coded,
+  // leaving `at` at the start of the group holding the first value >= target.
   template <bool Bmi2>
-  [[gnu::always_inline]] static inline bool seek(const GolombCodedSet& s, Cursor& at, uint64_t target) noexcept {
+  [[gnu::always_inline]] static inline int step(const GolombCodedSet& s, Cursor& at, uint64_t target) noexcept {
     const std::byte* p = s.stream_.data() + kGuardBytes;
     const unsigned c = s.rem_bits_, g = s.group_;
     const uint64_t gbits = uint64_t{g} * c;
-    uint64_t rpos = at.rpos, upos = at.upos, cur = at.cur;
-    for (;;) {
-      const uint64_t zeros = ~load_back(p, upos) & kLow57;
-      const unsigned z1 = select_in_word<Bmi2>(zeros, g - 1);  // group 1's last quotient ends at bit z1
-      const unsigned z2 = select_in_word<Bmi2>(zeros, 2 * g - 1);
-      const uint64_t y1 = load_fwd(p, rpos), y2 = load_fwd(p, rpos + gbits);
-      if (z2 >= 57) [[unlikely]] {
-        at = {rpos, upos, cur};
-        return seek_one(s, at, target);
-      }
-      // Group 1 (2) complete: not fewer than G (2G) codes left, else the zero found
-      // lies in the remainders or beyond.
-      const bool full1 = upos >= rpos + gbits + z1 + 1;
-      const bool full2 = upos >= rpos + 2 * gbits + z2 + 1;
-      const uint64_t next1 = cur + (uint64_t{z1 + 1 - g} << c) + remainder_sum(s, y1 >> (64 - gbits));
-      const uint64_t next2 = next1 + (uint64_t{z2 - z1 - g} << c) + remainder_sum(s, y2 >> (64 - gbits));
-      if (full2 && next2 < target) {
-        cur = next2;
-        rpos += 2 * gbits;
-        upos -= z2 + 1;
-        continue;
-      }
-      // The answer is in group 1 or, if group 1 ends below the target, group 2.
-      const uint64_t second = 0 - static_cast<uint64_t>(full1 & (next1 < target));
-      const unsigned shift = static_cast<unsigned>((z1 + 1) & second);
-      rpos += gbits & second;
-      upos -= shift;
-      cur = (next1 & second) | (cur & ~second);
-      const uint64_t y = (y2 & second) | (y1 & ~second);
-      at = {rpos, upos, cur};
-      return group_has(s, zeros >> shift, y, rpos, upos, cur, target);
+    const uint64_t rpos = at.rpos, upos = at.upos, cur = at.cur;
+    const uint64_t zeros = ~load_back(p, upos) & kLow57;
+    const unsigned z1 = select_in_word<Bmi2>(zeros, g - 1);  // group 1's last quotient ends at bit z1
+    const unsigned z2 = select_in_word<Bmi2>(zeros, 2 * g - 1);
+    const uint64_t y1 = load_fwd(p, rpos), y2 = load_fwd(p, rpos + gbits);
+    if (z2 >= 57) [[unlikely]]
+      return 1 + seek_one(s, at, target);
+    // Group 1 (2) complete: not fewer than G (2G) codes left, else the zero found lies
+    // in the remainders or beyond.
+    const bool full1 = upos >= rpos + gbits + z1 + 1;
+    const bool full2 = upos >= rpos + 2 * gbits + z2 + 1;
+    const uint64_t next1 = cur + (uint64_t{z1 + 1 - g} << c) + remainder_sum(s, y1 >> (64 - gbits));
+    const uint64_t next2 = next1 + (uint64_t{z2 - z1 - g} << c) + remainder_sum(s, y2 >> (64 - gbits));
+    if (full2 && next2 < target) {
+      at = {rpos + 2 * gbits, upos - z2 - 1, next2};
+      return 0;
     }
+    // The answer is in group 1 or, if group 1 ends below the target, group 2.
+    const uint64_t second = 0 - static_cast<uint64_t>(full1 & (next1 < target));
+    const unsigned shift = static_cast<unsigned>((z1 + 1) & second);
+    at = {rpos + (gbits & second), upos - shift, (next1 & second) | (cur & ~second)};
+    const uint64_t y = (y2 & second) | (y1 & ~second);
+    return 1 + group_has(s, zeros >> shift, y, at.rpos, at.upos, at.cur, target);
+  }
+
+  // Whether `target` (relative to the bucket's start, >= at.cur) is a value of the
+  // bucket at or after `at`; `at` is left as step() leaves it, so a larger target can
+  // continue from there.
+  template <bool Bmi2>
+  [[gnu::always_inline]] static inline bool seek(const GolombCodedSet& s, Cursor& at, uint64_t target) noexcept {
+    for (;;)
+      if (const int r = step<Bmi2>(s, at, target)) return r - 1;
+  }
+
+  // Two searches at once: their steps' dependency chains overlap.
+  template <bool Bmi2>
+  [[gnu::always_inline]] static inline void seek2(const GolombCodedSet& s, Cursor& a, uint64_t ta, Cursor& b,
+                                                  uint64_t tb, bool& ra, bool& rb) noexcept {
+    int da = 0, db = 0;
+    while (da == 0 && db == 0) {
+      da = step<Bmi2>(s, a, ta);
+      db = step<Bmi2>(s, b, tb);
+    }
+    while (da == 0) da = step<Bmi2>(s, a, ta);
+    while (db == 0) db = step<Bmi2>(s, b, tb);
+    ra = da - 1;
+    rb = db - 1;
   }
 
   // One group per step (when two groups' quotients do not fit one window).
@@ -466,9 +480,26 @@ struct GolombCodedSet::Kernel {
         at[i] = {s.bucket_offset(bucket[i]), s.bucket_offset(bucket[i] + 1), 0};
         for (uint64_t a = at[i].rpos >> 3; a <= (at[i].upos >> 3) + 8; a += 64) detail::prefetch(p + a);
       }
+      if (s.group_ != 0) {
+        size_t i = 0;
+        for (; i + 1 < m; i += 2) {
+          bool r0, r1;
+          seek2<Bmi2>(s, at[i], target[i], at[i + 1], target[i + 1], r0, r1);
+          out[base + i] = r0;
+          out[base + i + 1] = r1;
+          found += r0 + r1;
+        }
+        if (i < m) found += out[base + i] = seek<Bmi2>(s, at[i], target[i]);
+        continue;
+      }
       for (size_t i = 0; i < m; ++i) {
-        const bool hit =
-            s.group_ != 0 ? seek<Bmi2>(s, at[i], target[i]) : s.contains_value(bucket[i] * s.width_ + target[i]);
+        bool hit = false;
+        s.scan_bucket(bucket[i], [&](uint64_t cur) {
+          const uint64_t v = bucket[i] * s.width_ + target[i];
+          if (cur < v) return true;
+          hit = cur == v;
+          return false;
+        });
         out[base + i] = hit;
         found += hit;
       }
