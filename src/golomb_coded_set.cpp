@@ -377,17 +377,17 @@ struct GolombCodedSet::Kernel {
     const uint64_t y1 = load_fwd(p, rpos), y2 = load_fwd(p, rpos + gbits);
     if (z2 >= 57) [[unlikely]]
       return 1 + seek_one(s, at, target);
-    // Group 1 (2) complete: not fewer than G (2G) codes left, else the zero found lies
+    // Group 2 (1) complete: not fewer than 2G (G) codes left, else the zero found lies
     // in the remainders or beyond.
-    const bool full1 = upos >= rpos + gbits + z1 + 1;
-    const bool full2 = upos >= rpos + 2 * gbits + z2 + 1;
-    const uint64_t next1 = cur + (uint64_t{z1 + 1 - g} << c) + remainder_sum(s, y1 >> (64 - gbits));
-    const uint64_t next2 = next1 + (uint64_t{z2 - z1 - g} << c) + remainder_sum(s, y2 >> (64 - gbits));
-    if (full2 && next2 < target) {
+    const uint64_t sum1 = remainder_sum(s, y1 >> (64 - gbits));
+    const uint64_t next2 = cur + (uint64_t{z2 + 1 - 2 * g} << c) + sum1 + remainder_sum(s, y2 >> (64 - gbits));
+    if (upos >= rpos + 2 * gbits + z2 + 1 && next2 < target) {
       at = {rpos + 2 * gbits, upos - z2 - 1, next2};
       return 0;
     }
     // The answer is in group 1 or, if group 1 ends below the target, group 2.
+    const bool full1 = upos >= rpos + gbits + z1 + 1;
+    const uint64_t next1 = cur + (uint64_t{z1 + 1 - g} << c) + sum1;
     const uint64_t second = 0 - static_cast<uint64_t>(full1 & (next1 < target));
     const unsigned shift = static_cast<unsigned>((z1 + 1) & second);
     at = {rpos + (gbits & second), upos - shift, (next1 & second) | (cur & ~second)};
