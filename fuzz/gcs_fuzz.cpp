@@ -2,6 +2,9 @@
 // containers are split into params (the first 80 bytes) and payload and wrapped in a
 // valid container, so the fuzzer reaches the set's own checks behind the checksum. A set
 // that loads is queried, iterated and re-serialized; it must load again to an equal set.
+// Every query path must agree: contains_value with the BMI2 and the portable select,
+// contains_many_hashes (in order and sorted) with contains_hash, and iteration with
+// contains_value.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -28,10 +31,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ++n;
     }
     if (n != s.size()) std::abort();
-    const uint64_t probes[] = {0, 1, s.range() / 2, s.range() - 1, s.range()};
-    bool out[5];
-    (void)s.contains_many_hashes(probes, out);
-    (void)s.contains_hash(size);
+    auto t = amq::GolombCodedSet::load(in);
+    t.use_bmi2(false);
+    uint64_t probes[64];
+    for (uint64_t i = 0; i < 64; ++i) probes[i] = (i * 0x9e3779b97f4a7c15ull) ^ size;
+    probes[0] = 0;
+    probes[1] = ~uint64_t{0};
+    bool out[64];
+    for (size_t batch : {size_t{1}, size_t{5}, size_t{64}}) {
+      const size_t found = s.contains_many_hashes(std::span<const uint64_t>(probes, batch), std::span<bool>(out, batch));
+      size_t expect = 0;
+      for (size_t i = 0; i < batch; ++i) {
+        if (out[i] != s.contains_hash(probes[i]) || out[i] != t.contains_hash(probes[i])) std::abort();
+        expect += out[i];
+      }
+      if (found != expect) std::abort();
+    }
+    for (uint64_t v : {uint64_t{0}, uint64_t{1}, s.range() / 2, s.range() - 1, s.range()})
+      if (s.contains_value(v) != t.contains_value(v)) std::abort();
     const auto again = amq::GolombCodedSet::load(s.serialize());
     if (!(again == s)) std::abort();
   } catch (const amq::Error&) {

@@ -2,8 +2,10 @@
 #include "amq/golomb_coded_set.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "amq/detail/bit_stream.hpp"
@@ -93,13 +95,17 @@ GolombCodedSet GolombCodedSet::from_hashes(std::vector<uint64_t> hashes, const O
   offsets[s.buckets_] = w.bit_size();
   s.stream_bits_ = w.bit_size();
   const auto bytes = w.take();
-  s.stream_.assign(kGuardBytes, std::byte{0});
-  s.stream_.insert(s.stream_.end(), bytes.begin(), bytes.end());
-  s.stream_.resize(s.stream_.size() + kGuardBytes, std::byte{0});
+  s.set_stream(bytes);
   s.rem_bits_ = code.remainder_bits();
   s.cutoff_ = code.cutoff();
   s.build_index(offsets);
+  s.prepare_queries();
   return s;
+}
+
+void GolombCodedSet::set_stream(std::span<const std::byte> bytes) {
+  stream_.assign(bytes.size() + 2 * kGuardBytes, std::byte{0});
+  if (!bytes.empty()) std::memcpy(stream_.data() + kGuardBytes, bytes.data(), bytes.size());
 }
 
 void GolombCodedSet::build_index(const std::vector<uint64_t>& offsets) {
@@ -132,11 +138,65 @@ uint64_t GolombCodedSet::hash_key(KeyView key) const {
 
 namespace {
 
-// Bits [e - 57, e) of the stream, bit e - 1 in the lowest place (>= 57 valid bits; the
-// stream has zero guard bytes before it).
+// Bits [e - 57, e) of the stream, bit e - 1 in the lowest place: the 8 bytes that end
+// with the byte holding bit e - 1 (for e = 0, the guard bytes before the stream),
+// shifted so that at least 57 valid bits remain.
 inline uint64_t load_back(const std::byte* p, uint64_t e) noexcept {
-  const uint64_t last = (e - 1) >> 3;
-  return detail::load_be64(p + last - 7) >> (7 - ((e - 1) & 7));
+  return detail::load_be64(p + ((e + 7) >> 3) - 8) >> ((0 - e) & 7);
+}
+
+// Bits [s, s + 57) of the stream, bit s in the highest place.
+inline uint64_t load_fwd(const std::byte* p, uint64_t s) noexcept {
+  return detail::load_be64(p + (s >> 3)) << (s & 7);
+}
+
+constexpr uint64_t kLow57 = (uint64_t{1} << 57) - 1;
+
+// kSelectInByte[b][j]: the position of the (j+1)-th set bit of byte b (8 if none).
+constexpr auto kSelectInByte = [] {
+  std::array<std::array<uint8_t, 8>, 256> t{};
+  for (unsigned b = 0; b < 256; ++b) {
+    unsigned j = 0;
+    for (auto& e : t[b]) e = 8;
+    for (unsigned i = 0; i < 8; ++i)
+      if (b >> i & 1) t[b][j++] = static_cast<uint8_t>(i);
+  }
+  return t;
+}();
+
+// Position of the (k+1)-th set bit of x (k < 64), or 64 if x has fewer: BMI2's pdep
+// deposits bit k at it; the portable path counts bits per byte, finds the byte by a
+// SWAR comparison of the running counts, and looks the bit up in that byte.
+template <bool Bmi2>
+[[gnu::always_inline]] inline unsigned select_in_word(uint64_t x, unsigned k) noexcept {
+#if defined(__x86_64__)
+  if constexpr (Bmi2) {
+    uint64_t r;
+    asm("pdep %2, %1, %0" : "=r"(r) : "r"(uint64_t{1} << k), "rm"(x));
+    return static_cast<unsigned>(std::countr_zero(r));
+  }
+#endif
+  constexpr uint64_t kOnes = 0x0101010101010101, kHigh = 0x8080808080808080;
+  uint64_t c = x - ((x >> 1) & 0x5555555555555555);
+  c = (c & 0x3333333333333333) + ((c >> 2) & 0x3333333333333333);
+  c = (c + (c >> 4)) & 0x0f0f0f0f0f0f0f0f;
+  const uint64_t upto = c * kOnes;  // byte i: set bits in bytes 0..i
+  // Bytes whose running count is <= k come before the one holding the bit.
+  const uint64_t before = (((k * kOnes) | kHigh) - upto) & kHigh;
+  const unsigned byte = static_cast<unsigned>(((before >> 7) * kOnes) >> 56);
+  if (byte >= 8) return 64;
+  const unsigned skipped = byte == 0 ? 0 : static_cast<unsigned>(upto >> (8 * byte - 8)) & 0xff;
+  return 8 * byte + kSelectInByte[(x >> (8 * byte)) & 0xff][k - skipped];
+}
+
+bool cpu_has_fast_pdep() noexcept {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  // AMD family 17h (Zen 1, Zen 2) runs pdep in microcode, ~100x slower.
+  return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("bmi") && !__builtin_cpu_is("amdfam17h");
+#else
+  return false;
+#endif
 }
 
 }  // namespace
@@ -203,10 +263,318 @@ inline void GolombCodedSet::scan_bucket(uint64_t b, F&& f) const noexcept {
   }
 }
 
+// ---- Rice queries: skipping G codes at a time ------------------------------------------
+//
+// With Rice coding every remainder has c bits, so the G = min(8, 56 / c) remainders of a
+// group are one 56-bit load and their sum a few SWAR operations; the G quotients of the
+// group end at the G-th zero of the unary stream (read backwards from the bucket's end),
+// found with one select-in-word, and sum to that zero's position + 1 - G. A search adds a
+// whole group at a time while the group's last value stays below the target, then
+// decodes the (at most G) codes of the group that reaches it.
+
+void GolombCodedSet::prepare_queries() {
+  width_inverse_ = ~uint64_t{0} / width_;
+  const unsigned c = rem_bits_;
+  group_ = cutoff_ == 0 && c >= 1 && c <= 56 ? std::min(8u, 56u / c) : 0;  // 0: not Rice, per-code path
+  // Pairs of fields into 2c-bit slots, then one multiply adds the slots into the top one:
+  // exact while 2c·ceil(G/2) <= 64 and G·(2^c - 1) < 2^(2c) (c = 3 ..= 14).
+  swar_ = group_ != 0 && c >= 3 && c <= 14;
+  if (swar_) {
+    const unsigned slots = (group_ + 1) / 2;
+    swar_even_ = swar_mul_ = 0;
+    for (unsigned i = 0; i < slots; ++i) {
+      swar_even_ |= ((uint64_t{1} << c) - 1) << (2 * c * i);
+      swar_mul_ |= uint64_t{1} << (2 * c * i);
+    }
+    swar_shift_ = 2 * c * (slots - 1);
+    swar_mask_ = (uint64_t{1} << (2 * c)) - 1;
+  }
+  static const bool fast_pdep = cpu_has_fast_pdep();
+  bmi2_ = fast_pdep;
+}
+
+bool GolombCodedSet::use_bmi2(bool enable) noexcept {
+  static const bool fast_pdep = cpu_has_fast_pdep();
+  return bmi2_ = enable && fast_pdep;
+}
+
+struct GolombCodedSet::Kernel {
+  // A search position inside a bucket, always at a group boundary: remainders from
+  // rpos, quotients backwards from upos, `cur` the last value passed (relative to the
+  // bucket's start; 0 before the first code, whose gap is from the start).
+  struct Cursor {
+    uint64_t rpos, upos, cur;
+  };
+
+  // Sum of the G c-bit fields in the low G·c bits of y.
+  static uint64_t remainder_sum(const GolombCodedSet& s, uint64_t y) noexcept {
+    if (s.swar_) [[likely]] {
+      const uint64_t pairs = (y & s.swar_even_) + ((y >> s.rem_bits_) & s.swar_even_);
+      return ((pairs * s.swar_mul_) >> s.swar_shift_) & s.swar_mask_;
+    }
+    const uint64_t mask = (uint64_t{1} << s.rem_bits_) - 1;
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < s.group_; ++i, y >>= s.rem_bits_) sum += y & mask;
+    return sum;
+  }
+
+  // One code at a time from `at` (for quotient runs too long for a window).
+  static bool seek_slow(const GolombCodedSet& s, Cursor at, uint64_t target) noexcept {
+    const std::byte* p = s.stream_.data() + kGuardBytes;
+    const unsigned c = s.rem_bits_;
+    while (at.rpos < at.upos) {
+      uint64_t q = 0;
+      for (;;) {
+        const unsigned t = static_cast<unsigned>(std::countr_one(load_back(p, at.upos)));
+        if (t < 57) {
+          q += t;
+          at.upos -= t + 1;
+          break;
+        }
+        q += 57;
+        at.upos -= 57;
+      }
+      at.cur += (q << c) + (load_fwd(p, at.rpos) >> (64 - c));
+      at.rpos += c;
+      if (at.cur >= target) return at.cur == target;
+    }
+    return false;
+  }
+
+  // The at most G codes of the group at (rpos, upos, cur) — quotients ending at the
+  // zeros of `zeros` (lowest first), remainders the top bits of y — without a branch:
+  // whether one of them is `target`. A code is real while its remainder and quotient
+  // do not cross (fewer than G codes may be left at the bucket's end).
+  [[gnu::always_inline]] static inline bool group_has(const GolombCodedSet& s, uint64_t zeros, uint64_t y, uint64_t rpos,
+                                                     uint64_t upos, uint64_t cur, uint64_t target) noexcept {
+    const unsigned c = s.rem_bits_;
+    bool hit = false;
+    for (unsigned i = 0; i < s.group_; ++i) {
+      const unsigned z = static_cast<unsigned>(std::countr_zero(zeros));  // 64 past the window
+      zeros &= zeros - 1;
+      rpos += c;
+      cur += y >> (64 - c);
+      y <<= c;
+      // Code i's quotients so far are the z - i ones before its zero.
+      const uint64_t value = cur + (uint64_t{z - i} << c);
+      hit |= (value == target) & (rpos + z + 1 <= upos);
+    }
+    return hit;
+  }
+
+  // One step of a search: two groups from one window. Returns 0 after passing both
+  // groups (their last value is below the target), else 1 + whether `target` is coded,
+  // leaving `at` at the start of the group holding the first value >= target.
+  template <bool Bmi2>
+  [[gnu::always_inline]] static inline int step(const GolombCodedSet& s, Cursor& at, uint64_t target) noexcept {
+    const std::byte* p = s.stream_.data() + kGuardBytes;
+    const unsigned c = s.rem_bits_, g = s.group_;
+    const uint64_t gbits = uint64_t{g} * c;
+    const uint64_t rpos = at.rpos, upos = at.upos, cur = at.cur;
+    const uint64_t zeros = ~load_back(p, upos) & kLow57;
+    const unsigned z1 = select_in_word<Bmi2>(zeros, g - 1);  // group 1's last quotient ends at bit z1
+    const unsigned z2 = select_in_word<Bmi2>(zeros, 2 * g - 1);
+    const uint64_t y1 = load_fwd(p, rpos), y2 = load_fwd(p, rpos + gbits);
+    if (z2 >= 57) [[unlikely]]
+      return 1 + seek_one(s, at, target);
+    // Group 2 (1) complete: not fewer than 2G (G) codes left, else the zero found lies
+    // in the remainders or beyond.
+    const uint64_t sum1 = remainder_sum(s, y1 >> (64 - gbits));
+    const uint64_t next2 = cur + (uint64_t{z2 + 1 - 2 * g} << c) + sum1 + remainder_sum(s, y2 >> (64 - gbits));
+    if (upos >= rpos + 2 * gbits + z2 + 1 && next2 < target) {
+      at = {rpos + 2 * gbits, upos - z2 - 1, next2};
+      return 0;
+    }
+    // The answer is in group 1 or, if group 1 ends below the target, group 2.
+    const bool full1 = upos >= rpos + gbits + z1 + 1;
+    const uint64_t next1 = cur + (uint64_t{z1 + 1 - g} << c) + sum1;
+    const uint64_t second = 0 - static_cast<uint64_t>(full1 & (next1 < target));
+    const unsigned shift = static_cast<unsigned>((z1 + 1) & second);
+    at = {rpos + (gbits & second), upos - shift, (next1 & second) | (cur & ~second)};
+    const uint64_t y = (y2 & second) | (y1 & ~second);
+    return 1 + group_has(s, zeros >> shift, y, at.rpos, at.upos, at.cur, target);
+  }
+
+  // Whether `target` (relative to the bucket's start, >= at.cur) is a value of the
+  // bucket at or after `at`; `at` is left as step() leaves it, so a larger target can
+  // continue from there.
+  template <bool Bmi2>
+  [[gnu::always_inline]] static inline bool seek(const GolombCodedSet& s, Cursor& at, uint64_t target) noexcept {
+    for (;;)
+      if (const int r = step<Bmi2>(s, at, target)) return r - 1;
+  }
+
+  // Two searches at once: their steps' dependency chains overlap.
+  template <bool Bmi2>
+  [[gnu::always_inline]] static inline void seek2(const GolombCodedSet& s, Cursor& a, uint64_t ta, Cursor& b,
+                                                  uint64_t tb, bool& ra, bool& rb) noexcept {
+    int da = 0, db = 0;
+    while (da == 0 && db == 0) {
+      da = step<Bmi2>(s, a, ta);
+      db = step<Bmi2>(s, b, tb);
+    }
+    while (da == 0) da = step<Bmi2>(s, a, ta);
+    while (db == 0) db = step<Bmi2>(s, b, tb);
+    ra = da - 1;
+    rb = db - 1;
+  }
+
+  // One group per step (when two groups' quotients do not fit one window).
+  static bool seek_one(const GolombCodedSet& s, Cursor& at, uint64_t target) noexcept {
+    const std::byte* p = s.stream_.data() + kGuardBytes;
+    const unsigned c = s.rem_bits_, g = s.group_;
+    const uint64_t gbits = uint64_t{g} * c;
+    uint64_t rpos = at.rpos, upos = at.upos, cur = at.cur;
+    for (;;) {
+      const uint64_t zeros = ~load_back(p, upos) & kLow57;
+      const unsigned z = select_in_word<false>(zeros, g - 1);
+      if (z >= 57) {
+        at = {rpos, upos, cur};
+        return seek_slow(s, at, target);
+      }
+      const uint64_t y = load_fwd(p, rpos);
+      if (upos >= rpos + gbits + z + 1) {
+        const uint64_t next = cur + (uint64_t{z + 1 - g} << c) + remainder_sum(s, y >> (64 - gbits));
+        if (next < target) {
+          cur = next;
+          rpos += gbits;
+          upos -= z + 1;
+          continue;
+        }
+      }
+      at = {rpos, upos, cur};
+      return group_has(s, zeros, y, rpos, upos, cur, target);
+    }
+  }
+
+  template <bool Bmi2>
+  [[gnu::always_inline]] static inline bool contains(const GolombCodedSet& s, uint64_t v) noexcept {
+    const uint64_t b = s.bucket_of(v);
+    Cursor at{s.bucket_offset(b), s.bucket_offset(b + 1), 0};
+    const std::byte* p = s.stream_.data() + kGuardBytes;
+    // Both ends of the bucket are read first: ask for all its lines at once.
+    for (uint64_t a = at.rpos >> 3; a <= (at.upos >> 3) + 8; a += 64) detail::prefetch(p + a);
+    return seek<Bmi2>(s, at, v - b * s.width_);
+  }
+
+  // Answers a batch in the caller's order, software-pipelined: the index entries of a
+  // chunk are prefetched, then the buckets' lines, then the chunk is searched.
+  template <bool Bmi2>
+  [[gnu::always_inline]] static inline size_t many_sparse(const GolombCodedSet& s, std::span<const uint64_t> hashes,
+                                                         std::span<bool> out) noexcept {
+    constexpr size_t kChunk = 32;
+    const std::byte* p = s.stream_.data() + kGuardBytes;
+    size_t found = 0;
+    uint64_t target[kChunk], bucket[kChunk];
+    Cursor at[kChunk];
+    for (size_t base = 0; base < hashes.size(); base += kChunk) {
+      const size_t m = std::min(kChunk, hashes.size() - base);
+      for (size_t i = 0; i < m; ++i) {
+        const uint64_t v = reduce(hashes[base + i], s.range_);
+        const uint64_t b = s.bucket_of(v);
+        target[i] = v - b * s.width_;
+        bucket[i] = b;
+        detail::prefetch(s.wide_ ? static_cast<const void*>(&s.rel32_[b]) : static_cast<const void*>(&s.rel16_[b]));
+      }
+      for (size_t i = 0; i < m; ++i) {
+        at[i] = {s.bucket_offset(bucket[i]), s.bucket_offset(bucket[i] + 1), 0};
+        for (uint64_t a = at[i].rpos >> 3; a <= (at[i].upos >> 3) + 8; a += 64) detail::prefetch(p + a);
+      }
+      if (s.group_ != 0) {
+        size_t i = 0;
+        for (; i + 1 < m; i += 2) {
+          bool r0, r1;
+          seek2<Bmi2>(s, at[i], target[i], at[i + 1], target[i + 1], r0, r1);
+          out[base + i] = r0;
+          out[base + i + 1] = r1;
+          found += r0 + r1;
+        }
+        if (i < m) found += out[base + i] = seek<Bmi2>(s, at[i], target[i]);
+        continue;
+      }
+      for (size_t i = 0; i < m; ++i) {
+        bool hit = false;
+        s.scan_bucket(bucket[i], [&](uint64_t cur) {
+          const uint64_t v = bucket[i] * s.width_ + target[i];
+          if (cur < v) return true;
+          hit = cur == v;
+          return false;
+        });
+        out[base + i] = hit;
+        found += hit;
+      }
+    }
+    return found;
+  }
+
+  // A batch with several queries per bucket: sorted, then one pass over the buckets,
+  // each searched once for all its queries in ascending order.
+  template <bool Bmi2>
+  [[gnu::always_inline]] static inline size_t many_sorted(const GolombCodedSet& s, std::span<const uint64_t> hashes,
+                                                         std::span<bool> out) {
+    struct Q {
+      uint64_t v;
+      size_t i;
+    };
+    std::vector<Q> qs(hashes.size());
+    for (size_t i = 0; i < hashes.size(); ++i) qs[i] = {reduce(hashes[i], s.range_), i};
+    std::sort(qs.begin(), qs.end(), [](const Q& a, const Q& b) { return a.v < b.v; });
+    size_t found = 0;
+    for (size_t at = 0; at < qs.size();) {
+      const uint64_t b = s.bucket_of(qs[at].v);
+      const uint64_t start = b * s.width_, limit = start + s.width_;
+      size_t stop = at;
+      while (stop < qs.size() && qs[stop].v < limit) out[qs[stop++].i] = false;
+      if (s.group_ != 0) {
+        Cursor c{s.bucket_offset(b), s.bucket_offset(b + 1), 0};
+        for (; at < stop; ++at) {
+          const bool hit = seek<Bmi2>(s, c, qs[at].v - start);
+          out[qs[at].i] = hit;
+          found += hit;
+        }
+        continue;
+      }
+      size_t next = at;
+      s.scan_bucket(b, [&](uint64_t cur) {
+        while (next < stop && qs[next].v < cur) ++next;
+        while (next < stop && qs[next].v == cur) {
+          out[qs[next++].i] = true;
+          ++found;
+        }
+        return next < stop;
+      });
+      at = stop;
+    }
+    return found;
+  }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define AMQ_GCS_BMI2 __attribute__((target("bmi,bmi2,lzcnt,popcnt")))
+#else
+#define AMQ_GCS_BMI2
+#endif
+  AMQ_GCS_BMI2 static bool contains_bmi2(const GolombCodedSet& s, uint64_t v) noexcept { return contains<true>(s, v); }
+  static bool contains_portable(const GolombCodedSet& s, uint64_t v) noexcept { return contains<false>(s, v); }
+  AMQ_GCS_BMI2 static size_t many_sparse_bmi2(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) noexcept {
+    return many_sparse<true>(s, h, out);
+  }
+  static size_t many_sparse_portable(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) noexcept {
+    return many_sparse<false>(s, h, out);
+  }
+  AMQ_GCS_BMI2 static size_t many_sorted_bmi2(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) {
+    return many_sorted<true>(s, h, out);
+  }
+  static size_t many_sorted_portable(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) {
+    return many_sorted<false>(s, h, out);
+  }
+#undef AMQ_GCS_BMI2
+};
+
 bool GolombCodedSet::contains_value(uint64_t v) const noexcept {
   if (v >= range_) return false;
+  if (group_ != 0) return bmi2_ ? Kernel::contains_bmi2(*this, v) : Kernel::contains_portable(*this, v);
   bool found = false;
-  scan_bucket(v / width_, [&](uint64_t cur) {
+  scan_bucket(bucket_of(v), [&](uint64_t cur) {
     if (cur < v) return true;
     found = cur == v;
     return false;
@@ -215,31 +583,11 @@ bool GolombCodedSet::contains_value(uint64_t v) const noexcept {
 }
 
 size_t GolombCodedSet::contains_many_hashes(std::span<const uint64_t> hashes, std::span<bool> out) const {
-  struct Q {
-    uint64_t v;
-    size_t i;
-  };
-  std::vector<Q> qs(hashes.size());
-  for (size_t i = 0; i < hashes.size(); ++i) qs[i] = {reduce(hashes[i], range_), i};
-  std::sort(qs.begin(), qs.end(), [](const Q& a, const Q& b) { return a.v < b.v; });
-  size_t found = 0;
-  // One pass: the queries of a bucket are answered in a single scan of it.
-  for (size_t at = 0; at < qs.size();) {
-    const uint64_t b = qs[at].v / width_;
-    size_t stop = at;
-    while (stop < qs.size() && qs[stop].v / width_ == b) out[qs[stop++].i] = false;
-    size_t next = at;
-    scan_bucket(b, [&](uint64_t cur) {
-      while (next < stop && qs[next].v < cur) ++next;
-      while (next < stop && qs[next].v == cur) {
-        out[qs[next++].i] = true;
-        ++found;
-      }
-      return next < stop;
-    });
-    at = stop;
-  }
-  return found;
+  // Sorting pays when buckets share queries; a sparse batch (each query alone in its
+  // bucket) is answered in order, its cache misses overlapped by prefetching.
+  if (hashes.size() >= std::max<uint64_t>(buckets_ / 2, 2))
+    return bmi2_ ? Kernel::many_sorted_bmi2(*this, hashes, out) : Kernel::many_sorted_portable(*this, hashes, out);
+  return bmi2_ ? Kernel::many_sparse_bmi2(*this, hashes, out) : Kernel::many_sparse_portable(*this, hashes, out);
 }
 
 std::vector<uint64_t> GolombCodedSet::decode_all() const {
@@ -388,9 +736,7 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
     if (b != std::byte{0}) throw bad("nonzero padding after the stream");
   if (s.stream_bits_ % 8 && (static_cast<uint8_t>(stream.back()) & (0xffu >> (s.stream_bits_ % 8))))
     throw bad("nonzero padding bits after the stream");
-  s.stream_.assign(kGuardBytes, std::byte{0});
-  s.stream_.insert(s.stream_.end(), stream.begin(), stream.end());
-  s.stream_.resize(s.stream_.size() + kGuardBytes, std::byte{0});
+  s.set_stream(stream);
   s.super_.resize(static_cast<size_t>(supers));
   for (uint64_t& x : s.super_) x = r.u64();
   if (s.wide_) {
@@ -405,6 +751,7 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
   const detail::GolombCode code(s.divisor_);
   s.rem_bits_ = code.remainder_bits();
   s.cutoff_ = code.cutoff();
+  s.prepare_queries();
   s.validate();
   return s;
 }

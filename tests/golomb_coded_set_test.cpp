@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <set>
 #include <unordered_set>
@@ -101,6 +102,153 @@ TEST(GolombCodedSet, DecodeAllAndIterationMatchTheModel) {
       if (coding == GolombCodedSet::Coding::rice) {
         EXPECT_EQ(std::popcount(s.divisor()), 1);
       }
+    }
+  }
+}
+
+// A hash that reduce() maps to exactly `v` in [0, range): ceil(v · 2^64 / range).
+uint64_t hash_of_value(uint64_t v, uint64_t range) {
+  return static_cast<uint64_t>(((static_cast<unsigned __int128>(v) << 64) + range - 1) / range);
+}
+
+// Builds from exactly these distinct values (range = values.size() · M).
+GolombCodedSet set_of_values(const std::vector<uint64_t>& values, double fpp, GolombCodedSet::Coding coding) {
+  const uint64_t m = static_cast<uint64_t>(std::round(1.0 / fpp));
+  const uint64_t range = std::max<uint64_t>(values.size(), 1) * m;
+  std::vector<uint64_t> hashes;
+  for (uint64_t v : values) {
+    EXPECT_LT(v, range);
+    hashes.push_back(hash_of_value(v, range));
+  }
+  auto s = GolombCodedSet::from_hashes(hashes, {.fpp = fpp, .coding = coding});
+  EXPECT_EQ(s.range(), range);
+  return s;
+}
+
+// Every query path against the model: contains_value on every coded value, its
+// neighbours and random values, with the BMI2 select and the portable one, and
+// contains_many_hashes in a sparse (in order, prefetched) and a dense (sorted) batch.
+void expect_matches_model(GolombCodedSet& s, const std::vector<uint64_t>& model, uint64_t seed) {
+  ASSERT_EQ(s.decode_all(), model);
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> probes;
+  for (size_t i = 0; i < model.size(); i += 1 + model.size() / 3000) {
+    probes.push_back(model[i]);
+    if (model[i] > 0) probes.push_back(model[i] - 1);
+    probes.push_back(model[i] + 1);
+  }
+  for (int i = 0; i < 3000; ++i) probes.push_back(rng() % s.range());
+  probes.push_back(0);
+  probes.push_back(s.range() - 1);
+  probes.push_back(s.range());
+  for (bool bmi2 : {true, false}) {
+    s.use_bmi2(bmi2);
+    for (uint64_t v : probes)
+      ASSERT_EQ(s.contains_value(v), std::binary_search(model.begin(), model.end(), v)) << v << " bmi2 " << bmi2;
+    for (uint64_t v : model) ASSERT_TRUE(s.contains_value(v)) << v;
+    // Hashes of the probes: a small batch is answered in order, a big one sorted.
+    std::vector<uint64_t> hashes;
+    for (uint64_t v : probes)
+      if (v < s.range()) hashes.push_back(hash_of_value(v, s.range()));
+    for (size_t batch : {size_t{3}, size_t{40}, hashes.size()}) {
+      std::unique_ptr<bool[]> out(new bool[batch]);
+      for (size_t at = 0; at < hashes.size(); at += batch) {
+        const size_t m = std::min(batch, hashes.size() - at);
+        const auto part = std::span(hashes).subspan(at, m);
+        size_t expect_found = 0;
+        const size_t found = s.contains_many_hashes(part, std::span<bool>(out.get(), m));
+        for (size_t i = 0; i < m; ++i) {
+          ASSERT_EQ(out[i], s.contains_hash(part[i])) << i;
+          expect_found += out[i];
+        }
+        ASSERT_EQ(found, expect_found);
+      }
+    }
+  }
+  s.use_bmi2(true);
+}
+
+TEST(GolombCodedSet, RiceQueriesAtEveryRemainderWidth) {
+  // M from 2 to 2^40: remainders of 0 .. 39 bits, groups of 8 down to 1 code, the SWAR
+  // sum (3 ..= 14 bits) and the per-field one.
+  for (double m : {2.0, 3.0, 5.0, 12.0, 40.0, 100.0, 256.0, 1000.0, 5000.0, 30000.0, 1e6, 0x1p30, 0x1p40}) {
+    const auto keys = test::random_keys(6000, static_cast<uint64_t>(m), 12);
+    auto s = GolombCodedSet::build(keys, {.fpp = 1.0 / m, .coding = GolombCodedSet::Coding::rice, .seed = 3});
+    SCOPED_TRACE(m);
+    expect_matches_model(s, model_values(keys, 3, s.range_per_key()), static_cast<uint64_t>(m));
+    for (const auto& k : keys) ASSERT_TRUE(s.contains(k));
+  }
+}
+
+TEST(GolombCodedSet, RiceEdgeCases) {
+  using C = GolombCodedSet::Coding;
+  for (C coding : {C::rice, C::golomb}) {
+    SCOPED_TRACE(coding == C::rice ? "rice" : "golomb");
+    {  // empty
+      auto s = set_of_values({}, 1.0 / 256, coding);
+      expect_matches_model(s, {}, 1);
+      EXPECT_FALSE(s.contains("x"));
+    }
+    {  // one key, at 0 (a first gap of 0) and at the last value
+      auto s = set_of_values({0}, 1.0 / 256, coding);
+      expect_matches_model(s, {0}, 2);
+      auto t = set_of_values({255}, 1.0 / 256, coding);
+      expect_matches_model(t, {255}, 3);
+    }
+    {  // all 5000 values in one bucket, consecutive: zero quotients, 0 coded first
+      std::vector<uint64_t> v(5000);
+      for (uint64_t i = 0; i < v.size(); ++i) v[i] = i;
+      auto s = set_of_values(v, 1.0 / 256, coding);
+      expect_matches_model(s, v, 4);
+      // ...and spread over the first bucket only, with a gap of ~W at its end.
+      for (uint64_t i = 0; i < v.size(); ++i) v[i] = i * 6;
+      auto t = set_of_values(v, 1.0 / 256, coding);
+      EXPECT_GT(t.bucket_count(), 30u);
+      expect_matches_model(t, v, 5);
+    }
+    {  // huge gaps: quotient runs far longer than a 57-bit window, in one bucket and across
+      // empty buckets, and the largest values of the range
+      const uint64_t m = 256, n = 1000, range = n * m;
+      std::vector<uint64_t> v = {0, 1, 128 * m - 1, 128 * m, 300 * m, 300 * m + 200, 500 * m};
+      for (uint64_t x = 600 * m; v.size() < n - 3; x += 37) v.push_back(x);
+      for (uint64_t x : {range - 300, range - 2, range - 1}) v.push_back(x);
+      auto s = set_of_values(v, 1.0 / 256, coding);
+      expect_matches_model(s, v, 6);
+    }
+    {  // a group's quotients overflow one window: gaps of ~8·128 between some values
+      std::vector<uint64_t> v;
+      for (uint64_t x = 0; v.size() < 4000; x += v.size() % 64 < 8 ? 1000 : 3) v.push_back(x);
+      auto s = set_of_values(v, 1.0 / 256, coding);
+      expect_matches_model(s, v, 7);
+    }
+  }
+}
+
+TEST(GolombCodedSet, ContainsManySparseAndDense) {
+  const auto keys = test::random_keys(200000, 61);
+  const auto absent = absent_keys(20000, 62, keys);
+  const auto s = GolombCodedSet::build(keys);  // Rice, the default
+  EXPECT_EQ(s.coding(), GolombCodedSet::Coding::rice);
+  std::vector<std::string> mixed;
+  for (size_t i = 0; i < 20000; ++i) {
+    mixed.push_back(keys[i * 7]);
+    mixed.push_back(absent[i]);
+  }
+  // 100 queries in ~1600 buckets: answered in order; all 40000: sorted.
+  for (size_t batch : {size_t{100}, mixed.size()}) {
+    std::unique_ptr<bool[]> out(new bool[batch]);
+    for (size_t at = 0; at < mixed.size(); at += batch) {
+      const std::vector<std::string> part(mixed.begin() + static_cast<long>(at), mixed.begin() + static_cast<long>(at + batch));
+      const size_t found = s.contains_many(part, std::span<bool>(out.get(), batch));
+      size_t expect_found = 0;
+      for (size_t i = 0; i < batch; ++i) {
+        ASSERT_EQ(out[i], s.contains(part[i])) << i;
+        if ((at + i) % 2 == 0) {
+          ASSERT_TRUE(out[i]) << "false negative";
+        }
+        expect_found += out[i];
+      }
+      EXPECT_EQ(found, expect_found);
     }
   }
 }
