@@ -28,7 +28,6 @@ CuckooTable::CuckooTable(uint64_t num_buckets, uint32_t fingerprint_bits, uint32
                     std::to_string(num_buckets) + " buckets, " + std::to_string(fingerprint_bits) + " bits, " +
                     std::to_string(bucket_size) + " slots)");
   fmask_ = static_cast<uint32_t>(low_mask(f_));
-  alt_mask_ = static_cast<uint32_t>(low_mask(alt_bits_));
   mod_m_ = FastMod64(m_);
   chunk_slots_ = chunk_slots_for(f_, b_);
   ones_ = lane_ones(f_, chunk_slots_);
@@ -58,19 +57,19 @@ CuckooTable::CuckooTable(uint64_t num_buckets, uint32_t fingerprint_bits, uint32
   if (rng_ == 0) rng_ = 1;
 }
 
-bool CuckooTable::test_other(const Probe& p) const noexcept {
+bool CuckooTable::test_other(uint64_t i1, uint64_t i2, uint32_t fp) const noexcept {
   if (path_ == Path::bit_window) {
-    const uint64_t pattern = wones_ * p.fp;
-    return (window_match(p.i1 * bucket_bits_, pattern) | window_match(p.i2 * bucket_bits_, pattern)) != 0;
+    const uint64_t pattern = wones_ * fp;
+    return (window_match(i1 * bucket_bits_, pattern) | window_match(i2 * bucket_bits_, pattern)) != 0;
   }
   if (path_ == Path::split_window) {
-    const uint64_t pattern = wones_ * p.fp;
+    const uint64_t pattern = wones_ * fp;
     const uint64_t half = uint64_t{4} * f_;
-    const uint64_t a = p.i1 * bucket_bits_, c = p.i2 * bucket_bits_;
+    const uint64_t a = i1 * bucket_bits_, c = i2 * bucket_bits_;
     return (window_match(a, pattern) | window_match(a + half, pattern) | window_match(c, pattern) |
             window_match(c + half, pattern)) != 0;
   }
-  return bucket_has<0, 0>(p.i1, p.fp) | bucket_has<0, 0>(p.i2, p.fp);
+  return bucket_has<0, 0>(i1, fp) | bucket_has<0, 0>(i2, fp);
 }
 
 bool CuckooTable::insert_at(uint64_t i1, uint32_t fp) {

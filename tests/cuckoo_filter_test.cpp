@@ -63,6 +63,13 @@ TEST(CuckooTable, NestedAlternateCommutesWithProjection) {
         const uint32_t fp_small = (fp & 4095) ? (fp & 4095) : 1;  // the same key's shorter fingerprint
         ASSERT_EQ(a % small.num_buckets(), small.alt(i % small.num_buckets(), fp_small))
             << m0 << " " << g << " " << i << " " << fp;
+        // G computed once from the hash (as ScalableCuckooFilter does) gives every
+        // level's alternate bucket, also when the hash's low bits are 0.
+        const uint64_t h = r % 50 == 0 ? rng() << 14 : rng();
+        const uint64_t G = CuckooTable::nested_g(h, 8);
+        ASSERT_EQ(big.alt_nested(i, G), big.alt(i, big.fingerprint(h)));
+        ASSERT_EQ(small.alt_nested(i % small.num_buckets(), G),
+                  small.alt(i % small.num_buckets(), small.fingerprint(h)));
       }
     }
 }

@@ -208,7 +208,7 @@ class BasicCuckooFilter {
   static detail::CuckooTable make_table(const CuckooParams& p, uint64_t seed) {
     return detail::CuckooTable(p.num_buckets, p.fingerprint_bits, p.bucket_size, seed);
   }
-  uint64_t hash(KeyView key) const noexcept { return hasher_(key.bytes()); }
+  uint64_t hash(const KeyView& key) const noexcept { return hasher_(key.bytes()); }
 
   detail::CuckooTable table_;
   Hasher hasher_;

@@ -101,10 +101,20 @@ class CuckooTable {
       const uint64_t mixed = (static_cast<uint64_t>(fp) * 0x9E3779B97F4A7C15ULL) >> 32;
       H = ((mixed * m_) >> 32) | 1;
     } else {
-      const uint32_t low = fp & alt_mask_;
-      H = mod_m_.mod(splitmix(low ? low : 1) | 1);
+      H = mod_m_.mod(nested_g(fp, alt_bits_));
     }
     // (H - i) mod m without a branch (a branch here would mispredict half the time).
+    return H - i + (m_ & (uint64_t{0} - static_cast<uint64_t>(H < i)));
+  }
+  // G(fp) of the nested form, before the reduction mod m: the same in every level
+  // whose alt_bits agree (ScalableCuckooFilter computes it once per key).
+  static uint64_t nested_g(uint64_t fp, uint32_t alt_bits) noexcept {
+    const uint64_t low = fp & ((uint64_t{1} << alt_bits) - 1);
+    return splitmix(low ? low : 1) | 1;
+  }
+  // The nested-form alternate bucket with G already computed.
+  uint64_t alt_nested(uint64_t i, uint64_t g) const noexcept {
+    const uint64_t H = mod_m_.mod(g);
     return H - i + (m_ & (uint64_t{0} - static_cast<uint64_t>(H < i)));
   }
   static uint64_t splitmix(uint64_t x) noexcept {
@@ -176,7 +186,7 @@ class CuckooTable {
       const uint64_t x2 = load64(p.i2 * bucket_bytes_) ^ pattern;
       return (((x1 - wones_) & ~x1) | ((x2 - wones_) & ~x2)) & whighs_;
     }
-    return test_other(p);
+    return test_other(p.i1, p.i2, p.fp);
   }
   void prefetch(const Probe& p) const noexcept {
     __builtin_prefetch(bytes_ptr() + ((p.i1 * bucket_bits_) >> 3), 0, 3);
@@ -226,7 +236,7 @@ class CuckooTable {
     const uint64_t x = (load64(bit >> 3) >> (bit & 7)) ^ pattern;
     return (x - wones_) & ~x & whighs_;
   }
-  bool test_other(const Probe& p) const noexcept;  // bit_window, split_window, generic
+  bool test_other(uint64_t i1, uint64_t i2, uint32_t fp) const noexcept;  // the other paths
   const std::byte* bytes_ptr() const noexcept { return reinterpret_cast<const std::byte*>(words_.data()); }
   std::byte* bytes_ptr() noexcept { return reinterpret_cast<std::byte*>(words_.data()); }
   bool place(uint64_t bucket, uint32_t fp) noexcept {
@@ -252,7 +262,7 @@ class CuckooTable {
   uint64_t m_ = 0;
   uint32_t f_ = 0, b_ = 0;
   uint32_t fmask_ = 0;
-  uint32_t alt_bits_ = 0, alt_mask_ = 0;
+  uint32_t alt_bits_ = 0;
   FastMod64 mod_m_{};
   uint64_t count_ = 0;
   Path path_ = Path::generic;
