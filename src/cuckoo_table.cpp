@@ -52,10 +52,13 @@ CuckooTable::CuckooTable(uint64_t num_buckets, uint32_t fingerprint_bits, uint32
     wones_ = lane_ones(f_, window_slots_);
     whighs_ = wones_ << (f_ - 1);
   }
+  plain_byte_window_ = alt_bits_ == 0 && path_ == Path::byte_window;
   words_.assign((bytes() + 7) / 8 + 1, 0);
   rng_ ^= rng_seed * 0xD6E8FEB86659FD93ULL ^ num_buckets;
   if (rng_ == 0) rng_ = 1;
 }
+
+bool CuckooTable::contains_hash_other(uint64_t h) const noexcept { return test(probe(h)); }
 
 bool CuckooTable::test_other(uint64_t i1, uint64_t i2, uint32_t fp) const noexcept {
   if (path_ == Path::bit_window) {

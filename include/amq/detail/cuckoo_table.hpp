@@ -24,6 +24,11 @@
 // reducing bucket numbers modulo any even divisor of m (scalable_cuckoo_filter.hpp
 // explains why that matters). Also an involution without fixed points.
 //
+// Lookup computes i1, fp and i2 without a branch, loads each bucket with one unaligned
+// 64-bit read (for the usual geometries, see Path) and tests both with SWAR, OR-ing the
+// results: no data-dependent branch, so lookups of present and absent keys cost the
+// same and successive lookups overlap their two cache misses each.
+//
 // Insert tries i1 then i2; when both are full it walks a kick chain (with a one-step
 // look-ahead: before evicting, any fingerprint of the bucket that can move to a free
 // slot in its other bucket does) of at most kMaxKicks evictions. If the chain fails,
@@ -193,7 +198,21 @@ class CuckooTable {
     __builtin_prefetch(bytes_ptr() + ((p.i2 * bucket_bits_) >> 3), 0, 3);
   }
 
-  bool contains_hash(uint64_t h) const noexcept { return test(probe(h)); }
+  bool contains_hash(uint64_t h) const noexcept {
+    // CuckooFilter's usual case (plain alt, byte_window) behind one predictable branch,
+    // so the single-key lookup loop stays short; everything else out of line.
+    if (__builtin_expect(plain_byte_window_, 1)) {
+      const uint64_t i1 = index(h);
+      const uint32_t fp = fingerprint(h);
+      const uint64_t H = ((((static_cast<uint64_t>(fp) * 0x9E3779B97F4A7C15ULL) >> 32) * m_) >> 32) | 1;
+      const uint64_t i2 = H - i1 + (m_ & (uint64_t{0} - static_cast<uint64_t>(H < i1)));
+      const uint64_t pattern = wones_ * fp;
+      const uint64_t x1 = load64(i1 * bucket_bytes_) ^ pattern;
+      const uint64_t x2 = load64(i2 * bucket_bytes_) ^ pattern;
+      return (((x1 - wones_) & ~x1) | ((x2 - wones_) & ~x2)) & whighs_;
+    }
+    return contains_hash_other(h);
+  }
   // The same with the first bucket and the fingerprint given.
   bool contains_at(uint64_t i1, uint32_t fp) const noexcept { return test(probe_at(i1, fp)); }
   void prefetch_at(uint64_t i1, uint32_t fp) const noexcept { prefetch(probe_at(i1, fp)); }
@@ -237,6 +256,7 @@ class CuckooTable {
     return (x - wones_) & ~x & whighs_;
   }
   bool test_other(uint64_t i1, uint64_t i2, uint32_t fp) const noexcept;  // the other paths
+  bool contains_hash_other(uint64_t h) const noexcept;
   const std::byte* bytes_ptr() const noexcept { return reinterpret_cast<const std::byte*>(words_.data()); }
   std::byte* bytes_ptr() noexcept { return reinterpret_cast<std::byte*>(words_.data()); }
   bool place(uint64_t bucket, uint32_t fp) noexcept {
@@ -275,6 +295,7 @@ class CuckooTable {
   uint64_t bucket_bits_ = 0, bucket_bytes_ = 0;
   uint64_t wones_ = 0, whighs_ = 0;
   uint32_t window_slots_ = 0;
+  bool plain_byte_window_ = false;  // alt_bits_ == 0 and path_ == byte_window
   uint64_t rng_ = 0x9E3779B97F4A7C15ULL;
   // Table bytes, then at least 8 zero bytes of slack (a window load may run past the
   // last bucket). Transparent huge pages when large: a lookup's two random bucket
