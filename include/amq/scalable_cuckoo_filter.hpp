@@ -121,15 +121,19 @@ class BasicScalableCuckooFilter {
       if (levels_[l].contains_at(p.i1(l), p.fp(l))) return CuckooStatus::present;
     return insert_new(p);
   }
-  // The newest (largest) level first: it holds about half the keys, and a hit there
-  // ends the lookup. The older levels are then all tested and OR-ed, without a
-  // branch per level, so their cache misses overlap.
+  // Every level's two buckets are computed and prefetched first, then all levels are
+  // tested and OR-ed without a branch per level, so a lookup's 2 x levels cache misses
+  // are in flight together instead of one level after another.
   bool contains(KeyView key) const noexcept {
     const Probe p(*this, hash(key));
-    const size_t newest = levels_.size() - 1;
-    if (levels_[newest].test(p.at(newest))) return true;
+    const size_t n = levels_.size();
+    detail::CuckooTable::Probe q[detail::kMaxCuckooLevels];
+    for (size_t l = 0; l < n; ++l) {
+      q[l] = p.at(l);
+      levels_[l].prefetch(q[l]);
+    }
     bool found = false;
-    for (size_t l = newest; l-- > 0;) found |= levels_[l].test(p.at(l));
+    for (size_t l = 0; l < n; ++l) found |= levels_[l].test(q[l]);
     return found;
   }
   // Batched contains; returns how many are true.
