@@ -33,6 +33,10 @@
 //    (detail/cuckoo_table.hpp has the formulas).
 //  * Hashes each key once (Xxh3Hasher with a seed by default): fingerprint from the
 //    low bits, bucket from the high 32 bits.
+//  * contains has no data-dependent branch (both buckets are loaded and tested, one
+//    64-bit load each for f = 8, 12, 16 with b = 2, 4), so present and absent keys
+//    cost the same; large tables are on transparent huge pages. contains_many keeps
+//    about kBatch keys' bucket loads in flight and is the faster way to ask many.
 //  * Not thread-safe: no concurrent calls while any call modifies the filter;
 //    concurrent const calls are safe.
 //
