@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 #include "amq/detail/prefetch.hpp"
@@ -27,30 +28,51 @@ CuckooTable::CuckooTable(uint64_t num_buckets, uint32_t fingerprint_bits, uint32
                     std::to_string(num_buckets) + " buckets, " + std::to_string(fingerprint_bits) + " bits, " +
                     std::to_string(bucket_size) + " slots)");
   fmask_ = static_cast<uint32_t>(low_mask(f_));
-  alt_mask_ = static_cast<uint32_t>(low_mask(alt_bits_));
   mod_m_ = FastMod64(m_);
   chunk_slots_ = chunk_slots_for(f_, b_);
   ones_ = lane_ones(f_, chunk_slots_);
   highs_ = ones_ << (f_ - 1);
   chunk_mask_ = low_mask(f_ * chunk_slots_);
-  if (f_ == 8) path_ = b_ == 2 ? Path::f8b2 : b_ == 4 ? Path::f8b4 : Path::f8b8;
-  if (f_ == 12) path_ = b_ == 2 ? Path::f12b2 : b_ == 4 ? Path::f12b4 : Path::f12b8;
-  if (f_ == 16) path_ = b_ == 2 ? Path::f16b2 : b_ == 4 ? Path::f16b4 : Path::f16b8;
+  // A window of `bits` starting at multiples of `step` bits is shifted by up to
+  // 8 - gcd(step, 8) bits within its 64-bit load.
+  const auto fits = [](uint64_t bits, uint64_t step) { return bits + (8 - std::gcd<uint64_t>(step, 8)) <= 64; };
+  bucket_bits_ = uint64_t{b_} * f_;
+  if (bucket_bits_ % 8 == 0 && bucket_bits_ <= 64) {
+    path_ = Path::byte_window;
+    bucket_bytes_ = bucket_bits_ / 8;
+    window_slots_ = b_;
+  } else if (fits(bucket_bits_, bucket_bits_)) {
+    path_ = Path::bit_window;
+    window_slots_ = b_;
+  } else if (b_ == 8 && fits(4 * f_, 4 * f_)) {
+    path_ = Path::split_window;
+    window_slots_ = 4;
+  }
+  if (path_ != Path::generic) {
+    wones_ = lane_ones(f_, window_slots_);
+    whighs_ = wones_ << (f_ - 1);
+  }
+  plain_byte_window_ = alt_bits_ == 0 && path_ == Path::byte_window;
   words_.assign((bytes() + 7) / 8 + 1, 0);
   rng_ ^= rng_seed * 0xD6E8FEB86659FD93ULL ^ num_buckets;
   if (rng_ == 0) rng_ = 1;
 }
 
-void CuckooTable::prefetch_at(uint64_t i1, uint32_t fp) const noexcept {
-  prefetch(bytes_ptr() + ((i1 * b_ * f_) >> 3));
-  prefetch(bytes_ptr() + ((alt(i1, fp) * b_ * f_) >> 3));
-}
+bool CuckooTable::contains_hash_other(uint64_t h) const noexcept { return test(probe(h)); }
 
-size_t CuckooTable::contains_hashes(const uint64_t* hashes, size_t n, bool* out) const noexcept {
-  size_t found = 0;
-  for (size_t i = 0; i < n; ++i) prefetch_hash(hashes[i]);
-  for (size_t i = 0; i < n; ++i) found += (out[i] = contains_hash(hashes[i]));
-  return found;
+bool CuckooTable::test_other(uint64_t i1, uint64_t i2, uint32_t fp) const noexcept {
+  if (path_ == Path::bit_window) {
+    const uint64_t pattern = wones_ * fp;
+    return (window_match(i1 * bucket_bits_, pattern) | window_match(i2 * bucket_bits_, pattern)) != 0;
+  }
+  if (path_ == Path::split_window) {
+    const uint64_t pattern = wones_ * fp;
+    const uint64_t half = uint64_t{4} * f_;
+    const uint64_t a = i1 * bucket_bits_, c = i2 * bucket_bits_;
+    return (window_match(a, pattern) | window_match(a + half, pattern) | window_match(c, pattern) |
+            window_match(c + half, pattern)) != 0;
+  }
+  return bucket_has<0, 0>(i1, fp) | bucket_has<0, 0>(i2, fp);
 }
 
 bool CuckooTable::insert_at(uint64_t i1, uint32_t fp) {

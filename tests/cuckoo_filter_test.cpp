@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <random>
 #include <unordered_set>
 
@@ -62,6 +63,13 @@ TEST(CuckooTable, NestedAlternateCommutesWithProjection) {
         const uint32_t fp_small = (fp & 4095) ? (fp & 4095) : 1;  // the same key's shorter fingerprint
         ASSERT_EQ(a % small.num_buckets(), small.alt(i % small.num_buckets(), fp_small))
             << m0 << " " << g << " " << i << " " << fp;
+        // G computed once from the hash (as ScalableCuckooFilter does) gives every
+        // level's alternate bucket, also when the hash's low bits are 0.
+        const uint64_t h = r % 50 == 0 ? rng() << 14 : rng();
+        const uint64_t G = CuckooTable::nested_g(h, 8);
+        ASSERT_EQ(big.alt_nested(i, G), big.alt(i, big.fingerprint(h)));
+        ASSERT_EQ(small.alt_nested(i % small.num_buckets(), G),
+                  small.alt(i % small.num_buckets(), small.fingerprint(h)));
       }
     }
 }
@@ -113,21 +121,42 @@ TEST(CuckooTable, PackedSlotsRoundTripForEveryGeometry) {
 }
 
 TEST(CuckooTable, FastPathsAgreeWithGenericProbe) {
+  // contains_hash (one- or two-load windows where the geometry allows, the chunked
+  // probe elsewhere) against the reference probe and an exact slot scan, for every
+  // geometry. Short fingerprints put fp in neighbouring buckets' slots often, which
+  // the unmasked window loads must ignore.
   std::mt19937_64 rng(6);
-  for (uint32_t f : {8u, 12u, 16u})
+  using Path = CuckooTable::Path;
+  for (uint32_t f = 4; f <= 32; ++f)
     for (uint32_t b : {2u, 4u, 8u}) {
       CuckooTable t(100, f, b);
-      EXPECT_NE(t.path(), CuckooTable::Path::generic);
-      const uint32_t mask = (1u << f) - 1;
+      const uint32_t bits = f * b;
+      const Path want = bits % 8 == 0 && bits <= 64 ? Path::byte_window
+                        : bits + 8 - std::gcd(bits, 8u) <= 64 ? Path::bit_window
+                        : b == 8 && f <= 16             ? Path::split_window
+                                                        : Path::generic;
+      EXPECT_EQ(t.path(), want) << f << " " << b;
+      if (f == 8 || f == 12 || f == 16) {
+        EXPECT_NE(t.path(), Path::generic) << f << " " << b;
+      }
+      const uint32_t mask = f == 32 ? 0xffffffffu : (1u << f) - 1;
       for (uint64_t i = 0; i < 100; ++i)
         for (uint32_t s = 0; s < b; ++s)
           if (rng() % 3) t.set(i, s, static_cast<uint32_t>(rng()) & mask);
-      for (int r = 0; r < 20000; ++r) {
+      for (int r = 0; r < 4000; ++r) {
         const uint64_t h = rng();
-        bool generic = t.contains_fp<0, 0>(t.index(h), t.fingerprint(h));
-        ASSERT_EQ(t.contains_hash(h), generic);
-        ASSERT_EQ(generic, t.count_hash(h) > 0);
+        const bool generic = t.contains_fp<0, 0>(t.index(h), t.fingerprint(h));
+        ASSERT_EQ(t.contains_hash(h), generic) << f << " " << b;
+        ASSERT_EQ(generic, t.count_hash(h) > 0) << f << " " << b;
       }
+      // Every stored fingerprint is found from both of its buckets.
+      for (uint64_t i = 0; i < 100; ++i)
+        for (uint32_t s = 0; s < b; ++s) {
+          const uint32_t fp = t.get(i, s);
+          if (fp == 0) continue;
+          ASSERT_TRUE(t.contains_at(i, fp)) << f << " " << b;
+          ASSERT_TRUE(t.contains_at(t.alt(i, fp), fp)) << f << " " << b;
+        }
     }
 }
 
@@ -339,6 +368,14 @@ TEST(CuckooFilter, ContainsManyAgreesWithContains) {
         expect += out[i];
       }
       EXPECT_EQ(found, expect);
+      // Short batches (shorter than, equal to and just past the prefetch distance).
+      for (size_t len : {0u, 1u, 15u, 16u, 17u, 33u}) {
+        const std::span<const std::string> part(keys.data() + 7, len);
+        size_t want = 0;
+        for (const auto& k : part) want += cf.contains(k);
+        ASSERT_EQ(cf.contains_many(part, std::span<bool>(out.get(), len)), want);
+        for (size_t i = 0; i < len; ++i) ASSERT_EQ(out[i], cf.contains(part[i]));
+      }
     }
 }
 

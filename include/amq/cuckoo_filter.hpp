@@ -33,6 +33,10 @@
 //    (detail/cuckoo_table.hpp has the formulas).
 //  * Hashes each key once (Xxh3Hasher with a seed by default): fingerprint from the
 //    low bits, bucket from the high 32 bits.
+//  * contains has no data-dependent branch (both buckets are loaded and tested, one
+//    64-bit load each for f = 8, 12, 16 with b = 2, 4), so present and absent keys
+//    cost the same; large tables are on transparent huge pages. contains_many keeps
+//    about kBatch keys' bucket loads in flight and is the faster way to ask many.
 //  * Not thread-safe: no concurrent calls while any call modifies the filter;
 //    concurrent const calls are safe.
 //
@@ -125,19 +129,31 @@ class BasicCuckooFilter {
   }
   // True if the key may be in the set; false means surely absent.
   bool contains(KeyView key) const noexcept { return table_.contains_hash(hash(key)); }
-  // Batched contains: out[i] = contains(keys[i]); returns how many are true. Hashes a
-  // batch, prefetches both buckets of each key, then probes.
+  // Batched contains: out[i] = contains(keys[i]); returns how many are true. A rolling
+  // pipeline: key i + kBatch is hashed and both its buckets prefetched while key i is
+  // tested, so about kBatch lookups' cache misses are in flight at once.
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
-    uint64_t h[detail::kBatch];
-    size_t found = 0, i = 0;
+    constexpr size_t kAhead = detail::kBatch;
+    detail::CuckooTable::Probe ring[kAhead];
     const size_t n = std::size(keys);
     auto it = std::begin(keys);
-    while (i < n) {
-      const size_t m = std::min(detail::kBatch, n - i);
-      for (size_t j = 0; j < m; ++j, ++it) h[j] = hash(KeyView(*it));
-      found += table_.contains_hashes(h, m, out.data() + i);
-      i += m;
+    const size_t lead = std::min(kAhead, n);
+    for (size_t j = 0; j < lead; ++j, ++it) {
+      ring[j] = table_.probe(hash(KeyView(*it)));
+      table_.prefetch(ring[j]);
+    }
+    size_t found = 0;
+    for (size_t i = 0; i < n; ++i) {
+      detail::CuckooTable::Probe& p = ring[i % kAhead];
+      const bool r = table_.test(p);
+      out[i] = r;
+      found += r;
+      if (i + kAhead < n) {
+        p = table_.probe(hash(KeyView(*it)));
+        table_.prefetch(p);
+        ++it;
+      }
     }
     return found;
   }
@@ -196,7 +212,7 @@ class BasicCuckooFilter {
   static detail::CuckooTable make_table(const CuckooParams& p, uint64_t seed) {
     return detail::CuckooTable(p.num_buckets, p.fingerprint_bits, p.bucket_size, seed);
   }
-  uint64_t hash(KeyView key) const noexcept { return hasher_(key.bytes()); }
+  uint64_t hash(const KeyView& key) const noexcept { return hasher_(key.bytes()); }
 
   detail::CuckooTable table_;
   Hasher hasher_;

@@ -24,6 +24,11 @@
 // reducing bucket numbers modulo any even divisor of m (scalable_cuckoo_filter.hpp
 // explains why that matters). Also an involution without fixed points.
 //
+// Lookup computes i1, fp and i2 without a branch, loads each bucket with one unaligned
+// 64-bit read (for the usual geometries, see Path) and tests both with SWAR, OR-ing the
+// results: no data-dependent branch, so lookups of present and absent keys cost the
+// same and successive lookups overlap their two cache misses each.
+//
 // Insert tries i1 then i2; when both are full it walks a kick chain (with a one-step
 // look-ahead: before evicting, any fingerprint of the bucket that can move to a free
 // slot in its other bucket does) of at most kMaxKicks evictions. If the chain fails,
@@ -38,6 +43,7 @@
 #include <vector>
 
 #include "amq/detail/fastmod.hpp"
+#include "amq/detail/huge_pages.hpp"
 
 namespace amq::detail {
 
@@ -96,14 +102,25 @@ class CuckooTable {
   uint32_t alt_bits() const noexcept { return alt_bits_; }
   uint64_t alt(uint64_t i, uint32_t fp) const noexcept {
     uint64_t H;
-    if (alt_bits_ == 0) {
+    if (__builtin_expect(alt_bits_ == 0, 1)) {
       const uint64_t mixed = (static_cast<uint64_t>(fp) * 0x9E3779B97F4A7C15ULL) >> 32;
       H = ((mixed * m_) >> 32) | 1;
     } else {
-      const uint32_t low = fp & alt_mask_;
-      H = mod_m_.mod(splitmix(low ? low : 1) | 1);
+      H = mod_m_.mod(nested_g(fp, alt_bits_));
     }
-    return H >= i ? H - i : H + m_ - i;
+    // (H - i) mod m without a branch (a branch here would mispredict half the time).
+    return H - i + (m_ & (uint64_t{0} - static_cast<uint64_t>(H < i)));
+  }
+  // G(fp) of the nested form, before the reduction mod m: the same in every level
+  // whose alt_bits agree (ScalableCuckooFilter computes it once per key).
+  static uint64_t nested_g(uint64_t fp, uint32_t alt_bits) noexcept {
+    const uint64_t low = fp & ((uint64_t{1} << alt_bits) - 1);
+    return splitmix(low ? low : 1) | 1;
+  }
+  // The nested-form alternate bucket with G already computed.
+  uint64_t alt_nested(uint64_t i, uint64_t g) const noexcept {
+    const uint64_t H = mod_m_.mod(g);
+    return H - i + (m_ & (uint64_t{0} - static_cast<uint64_t>(H < i)));
   }
   static uint64_t splitmix(uint64_t x) noexcept {
     x += 0x9E3779B97F4A7C15ULL;
@@ -136,41 +153,69 @@ class CuckooTable {
     return c;
   }
 
-  // True if the bucket holds fp (SWAR over the packed bucket). F and B are the
-  // compile-time fingerprint and bucket sizes of a fast path, or 0 for the runtime ones.
+  // True if the bucket holds fp (SWAR over the packed bucket, chunk by chunk). F and B
+  // are compile-time fingerprint and bucket sizes, or 0 for the runtime ones. The
+  // reference probe: contains_hash uses the window test below where it can.
   template <uint32_t F, uint32_t B>
   bool bucket_has(uint64_t bucket, uint32_t fp) const noexcept;
-
-  // Which bucket_has instantiation serves this geometry (see contains_hash).
-  enum class Path : uint8_t { generic, f8b2, f8b4, f8b8, f12b2, f12b4, f12b8, f16b2, f16b4, f16b8 };
-  Path path() const noexcept { return path_; }
-
   template <uint32_t F, uint32_t B>
   bool contains_fp(uint64_t i1, uint32_t fp) const noexcept {
     return bucket_has<F, B>(i1, fp) || bucket_has<F, B>(alt(i1, fp), fp);
   }
-  bool contains_hash(uint64_t h) const noexcept { return contains_at(index(h), fingerprint(h)); }
-  // The same with the first bucket and the fingerprint given.
-  bool contains_at(uint64_t i1, uint32_t fp) const noexcept {
-    switch (path_) {
-      case Path::f8b2: return contains_fp<8, 2>(i1, fp);
-      case Path::f8b4: return contains_fp<8, 4>(i1, fp);
-      case Path::f8b8: return contains_fp<8, 8>(i1, fp);
-      case Path::f12b2: return contains_fp<12, 2>(i1, fp);
-      case Path::f12b4: return contains_fp<12, 4>(i1, fp);
-      case Path::f12b8: return contains_fp<12, 8>(i1, fp);
-      case Path::f16b2: return contains_fp<16, 2>(i1, fp);
-      case Path::f16b4: return contains_fp<16, 4>(i1, fp);
-      case Path::f16b8: return contains_fp<16, 8>(i1, fp);
-      case Path::generic: break;
+
+  // How contains_hash tests a bucket:
+  //  byte_window   b f is a multiple of 8 and at most 64 (f = 8, 12, 16 with b = 2 or
+  //                4; f = 8 with b = 8; ...): one unaligned 64-bit load at the
+  //                bucket's first byte and one SWAR "has a lane equal to fp" test;
+  //  bit_window    the same with a shift, for buckets that start inside a byte and
+  //                still fit one load (b = 2 with f <= 30, b = 4 with f <= 15, ...);
+  //  split_window  b = 8 with 8 < f <= 16: two loads of 4 slots each;
+  //  generic       the chunked bucket_has<0, 0> loop (longer fingerprints).
+  // Both buckets are always tested and the results OR-ed, so a lookup has no
+  // data-dependent branch: present and absent keys cost the same, and consecutive
+  // lookups overlap their cache misses.
+  enum class Path : uint8_t { generic, byte_window, bit_window, split_window };
+  Path path() const noexcept { return path_; }
+
+  // A key's two buckets and fingerprint, computed once (for the batched probes).
+  struct Probe {
+    uint64_t i1, i2;
+    uint32_t fp;
+  };
+  Probe probe(uint64_t h) const noexcept { return probe_at(index(h), fingerprint(h)); }
+  Probe probe_at(uint64_t i1, uint32_t fp) const noexcept { return {i1, alt(i1, fp), fp}; }
+  bool test(const Probe& p) const noexcept {
+    if (__builtin_expect(path_ == Path::byte_window, 1)) {
+      const uint64_t pattern = wones_ * p.fp;
+      const uint64_t x1 = load64(p.i1 * bucket_bytes_) ^ pattern;
+      const uint64_t x2 = load64(p.i2 * bucket_bytes_) ^ pattern;
+      return (((x1 - wones_) & ~x1) | ((x2 - wones_) & ~x2)) & whighs_;
     }
-    return contains_fp<0, 0>(i1, fp);
+    return test_other(p.i1, p.i2, p.fp);
   }
-  // Batched contains_hash over hashes[0..n): prefetches both buckets of every key
-  // first. Returns how many are true.
-  size_t contains_hashes(const uint64_t* hashes, size_t n, bool* out) const noexcept;
-  void prefetch_hash(uint64_t h) const noexcept { prefetch_at(index(h), fingerprint(h)); }
-  void prefetch_at(uint64_t i1, uint32_t fp) const noexcept;
+  void prefetch(const Probe& p) const noexcept {
+    __builtin_prefetch(bytes_ptr() + ((p.i1 * bucket_bits_) >> 3), 0, 3);
+    __builtin_prefetch(bytes_ptr() + ((p.i2 * bucket_bits_) >> 3), 0, 3);
+  }
+
+  bool contains_hash(uint64_t h) const noexcept {
+    // CuckooFilter's usual case (plain alt, byte_window) behind one predictable branch,
+    // so the single-key lookup loop stays short; everything else out of line.
+    if (__builtin_expect(plain_byte_window_, 1)) {
+      const uint64_t i1 = index(h);
+      const uint32_t fp = fingerprint(h);
+      const uint64_t H = ((((static_cast<uint64_t>(fp) * 0x9E3779B97F4A7C15ULL) >> 32) * m_) >> 32) | 1;
+      const uint64_t i2 = H - i1 + (m_ & (uint64_t{0} - static_cast<uint64_t>(H < i1)));
+      const uint64_t pattern = wones_ * fp;
+      const uint64_t x1 = load64(i1 * bucket_bytes_) ^ pattern;
+      const uint64_t x2 = load64(i2 * bucket_bytes_) ^ pattern;
+      return (((x1 - wones_) & ~x1) | ((x2 - wones_) & ~x2)) & whighs_;
+    }
+    return contains_hash_other(h);
+  }
+  // The same with the first bucket and the fingerprint given.
+  bool contains_at(uint64_t i1, uint32_t fp) const noexcept { return test(probe_at(i1, fp)); }
+  void prefetch_at(uint64_t i1, uint32_t fp) const noexcept { prefetch(probe_at(i1, fp)); }
 
   // Copies of fp in the key's two buckets.
   uint32_t count_hash(uint64_t h) const noexcept { return count_at(index(h), fingerprint(h)); }
@@ -200,6 +245,18 @@ class CuckooTable {
     std::memcpy(&w, bytes_ptr() + byte, 8);
     return w;
   }
+  // The window tests: x = window ^ (fp in every lane) has a zero lane where a slot
+  // holds fp, and (x - ones) & ~x & highs is nonzero exactly when some lane of the
+  // window is zero (a borrow only runs upward past a zero lane, so the lowest zero
+  // lane is always flagged and none is flagged without one). Bits above the window's
+  // lanes (the next bucket) are not in `highs` and borrows never run down into the
+  // window, so they need no masking.
+  uint64_t window_match(uint64_t bit, uint64_t pattern) const noexcept {
+    const uint64_t x = (load64(bit >> 3) >> (bit & 7)) ^ pattern;
+    return (x - wones_) & ~x & whighs_;
+  }
+  bool test_other(uint64_t i1, uint64_t i2, uint32_t fp) const noexcept;  // the other paths
+  bool contains_hash_other(uint64_t h) const noexcept;
   const std::byte* bytes_ptr() const noexcept { return reinterpret_cast<const std::byte*>(words_.data()); }
   std::byte* bytes_ptr() noexcept { return reinterpret_cast<std::byte*>(words_.data()); }
   bool place(uint64_t bucket, uint32_t fp) noexcept {
@@ -225,15 +282,25 @@ class CuckooTable {
   uint64_t m_ = 0;
   uint32_t f_ = 0, b_ = 0;
   uint32_t fmask_ = 0;
-  uint32_t alt_bits_ = 0, alt_mask_ = 0;
+  uint32_t alt_bits_ = 0;
   FastMod64 mod_m_{};
   uint64_t count_ = 0;
   Path path_ = Path::generic;
   // Generic SWAR probing: the bucket is read in chunks of chunk_slots_ lanes.
   uint32_t chunk_slots_ = 0;
   uint64_t ones_ = 0, highs_ = 0, chunk_mask_ = 0;
+  // Window probing: bucket_bits_ = b f (bucket_bytes_ = b f / 8 for byte_window); a
+  // window is window_slots_ lanes (b, or 4 for split_window), wones_ and whighs_ the
+  // low and high bits of its lanes.
+  uint64_t bucket_bits_ = 0, bucket_bytes_ = 0;
+  uint64_t wones_ = 0, whighs_ = 0;
+  uint32_t window_slots_ = 0;
+  bool plain_byte_window_ = false;  // alt_bits_ == 0 and path_ == byte_window
   uint64_t rng_ = 0x9E3779B97F4A7C15ULL;
-  std::vector<uint64_t> words_;  // table bytes, then at least 8 zero bytes of slack
+  // Table bytes, then at least 8 zero bytes of slack (a window load may run past the
+  // last bucket). Transparent huge pages when large: a lookup's two random bucket
+  // loads then rarely miss the TLB as well as the cache.
+  std::vector<uint64_t, HugePageAllocator<uint64_t>> words_;
   std::vector<Move> moves_;      // the kick chain being tried (scratch)
 };
 
