@@ -72,7 +72,7 @@ bool CuckooTable::test_other(uint64_t i1, uint64_t i2, uint32_t fp) const noexce
     return (window_match(a, pattern) | window_match(a + half, pattern) | window_match(c, pattern) |
             window_match(c + half, pattern)) != 0;
   }
-  return bucket_has<0, 0>(i1, fp) | bucket_has<0, 0>(i2, fp);
+  return (static_cast<int>(bucket_has<0, 0>(i1, fp)) | static_cast<int>(bucket_has<0, 0>(i2, fp))) != 0;  // both, no branch
 }
 
 bool CuckooTable::insert_at(uint64_t i1, uint32_t fp) {
