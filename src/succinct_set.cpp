@@ -348,7 +348,7 @@ std::vector<std::byte> SuccinctSet::serialize() const {
 template <bool Hw>
 [[gnu::always_inline]] inline std::string_view SuccinctSet::tail_of_t(uint64_t v) const noexcept {
   // Node v's 1 in the tail bitmap is followed by a 0 per tail byte.
-  const uint64_t at = v == 0 ? 0 : tail_map_.select1<Hw>(v);
+  const uint64_t at = v == 0 ? 0 : tail_map_.select1_wide<Hw>(v);
   const uint64_t len = tail_map_.next_one(at + 1) - at - 1;
   return {reinterpret_cast<const char*>(tail_ + (at - v)), len};
 }

@@ -514,6 +514,42 @@ class SelectBits {
     return (w << 6) + static_cast<uint64_t>(b);
   }
 
+  // select1(j) where samples lie many words apart: counts eight words at a time,
+  // finding the word that holds the one without a branch per word.
+  template <bool Hw = kHwPopcount>
+  [[gnu::always_inline]] uint64_t select1_wide(uint64_t j) const noexcept {
+    const uint64_t p = sample(j);
+    uint64_t rem = j & ((uint64_t{1} << SampleShift) - 1);
+    uint64_t w = p >> 6;
+    uint64_t first = words_[w] & (~uint64_t{0} << (p & 63));
+    while (w + 8 <= nw_) {
+      uint64_t sum[8];
+      uint64_t acc = 0, at = 0;
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        acc += static_cast<uint64_t>(popcount64<Hw>(k == 0 ? first : words_[w + k]));
+        sum[k] = acc;
+        at += acc <= rem;
+      }
+      if (at < 8) {
+        const uint64_t x = at == 0 ? first : words_[w + at];
+        const uint64_t before = at == 0 ? 0 : sum[at - 1];
+        return ((w + at) << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem - before)));
+      }
+      rem -= acc;
+      w += 8;
+      first = words_[w];  // the one lies further: w < nw_
+    }
+    uint64_t x = first;
+    for (;;) {
+      const uint64_t c = static_cast<uint64_t>(popcount64<Hw>(x));
+      if (rem < c) break;
+      rem -= c;
+      x = words_[++w];
+    }
+    return (w << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem)));
+  }
+
   // The first position >= i holding a one; size() if none.
   uint64_t next_one(uint64_t i) const noexcept {
     if (i >= bits_) return bits_;
