@@ -3,11 +3,17 @@
 #include "amq/succinct_set.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 #include <string>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "amq/detail/byte_io.hpp"
 #include "amq/error.hpp"
@@ -16,9 +22,19 @@
 
 namespace amq {
 
+namespace {
+// Owned copies of large files live in 2 MiB-aligned memory marked for transparent huge
+// pages: a lookup touches a few lines spread over the whole trie, and with 4 KiB pages
+// most of them also miss the TLB.
+constexpr size_t kHugePage = size_t{2} << 20;
+struct FreeDeleter {
+  void operator()(uint64_t* p) const noexcept { std::free(p); }
+};
+}  // namespace
+
 struct SuccinctSet::Storage {
-  std::vector<uint64_t> owned;  // an aligned copy of the file (load, build)
-  MappedFile mapped;            // or the mapping (open)
+  std::unique_ptr<uint64_t[], FreeDeleter> owned;  // an aligned copy of the file (load, build)
+  MappedFile mapped;  // or the mapping (open)
   std::span<const std::byte> file;
   bool is_mapped = false;
 };
@@ -73,9 +89,22 @@ SuccinctSet::SuccinctSet() : SuccinctSet(build_views({}, {})) {}
 
 std::shared_ptr<const SuccinctSet::Storage> SuccinctSet::copy_storage(std::span<const std::byte> file) {
   auto s = std::make_shared<Storage>();
-  s->owned.resize((file.size() + 7) / 8);
-  if (!file.empty()) std::memcpy(s->owned.data(), file.data(), file.size());
-  s->file = std::span<const std::byte>(reinterpret_cast<const std::byte*>(s->owned.data()), file.size());
+  const size_t words = std::max<size_t>((file.size() + 7) / 8, 1);
+  void* mem = nullptr;
+  if (words * 8 >= kHugePage / 2) {
+    const size_t bytes = (words * 8 + kHugePage - 1) & ~(kHugePage - 1);
+    mem = std::aligned_alloc(kHugePage, bytes);
+#if defined(MADV_HUGEPAGE)
+    if (mem) ::madvise(mem, bytes, MADV_HUGEPAGE);
+#endif
+  } else {
+    mem = std::malloc(words * 8);
+  }
+  if (!mem) throw std::bad_alloc();
+  s->owned.reset(static_cast<uint64_t*>(mem));
+  s->owned[words - 1] = 0;  // the padding after the last byte
+  if (!file.empty()) std::memcpy(s->owned.get(), file.data(), file.size());
+  s->file = std::span<const std::byte>(reinterpret_cast<const std::byte*>(s->owned.get()), file.size());
   return s;
 }
 
@@ -319,7 +348,7 @@ std::vector<std::byte> SuccinctSet::serialize() const {
 template <bool Hw>
 [[gnu::always_inline]] inline std::string_view SuccinctSet::tail_of_t(uint64_t v) const noexcept {
   // Node v's 1 in the tail bitmap is followed by a 0 per tail byte.
-  const uint64_t at = v == 0 ? 0 : tail_map_.select1<Hw>(v);
+  const uint64_t at = v == 0 ? 0 : tail_map_.select1_wide<Hw>(v);
   const uint64_t len = tail_map_.next_one(at + 1) - at - 1;
   return {reinterpret_cast<const char*>(tail_ + (at - v)), len};
 }
@@ -373,6 +402,7 @@ template <bool Hw>
 [[gnu::always_inline]] inline bool SuccinctSet::contains_t(const uint8_t* p, size_t len) const noexcept {
   const uint8_t* safe_end = labels_end_;
   uint64_t v = 0, st = 0;
+  uint64_t csi = ~uint64_t{0}, csp = 0;  // a sample loaded ahead: sample number csi is csp
   uint64_t after = louds_.words()[0];  // label bitmap bits from st on (as far as st's word goes)
   size_t d = 0;
   if (jump_maps_ && len >= 2) {
@@ -406,6 +436,17 @@ template <bool Hw>
     }
     if (d == len) return leaf_.get(v);
     const uint8_t* lab = labels_ + (st - v);
+    if (st - v >= top_nodes_) {
+      // The next node is one of v's children st - v + 1 + j: start fetching the label
+      // bitmap and the labels near where its select lands (children share a sample)
+      // while v's labels are searched.
+      const uint64_t cs = st - v;
+      csi = cs >> LoudsBits::kSampleShift;
+      csp = louds_.sample(cs);
+      __builtin_prefetch(louds_.words() + (csp >> 6));
+      __builtin_prefetch(louds_.words() + (csp >> 6) + 8);
+      __builtin_prefetch(labels_ + (csp - (cs & ~kLoudsSampleMask)) + (cs & kLoudsSampleMask));
+    }
     const uint64_t j = find_label(lab, k, p[d], safe_end);
     if (j == k) return false;
     v = st - v + 1 + j;
@@ -417,7 +458,7 @@ template <bool Hw>
       after = louds_.words()[st >> 6] >> (st & 63);
       continue;
     }
-    const uint64_t s = v - 1, sp = louds_.sample(s);
+    const uint64_t s = v - 1, sp = (s >> LoudsBits::kSampleShift) == csi ? csp : louds_.sample(s);
     const uint8_t* guess = labels_ + (sp - (s & ~kLoudsSampleMask)) + (s & kLoudsSampleMask);
     __builtin_prefetch(guess - 64);
     __builtin_prefetch(guess);

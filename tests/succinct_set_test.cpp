@@ -116,8 +116,10 @@ void check_select_bits(const std::vector<bool>& bits) {
   const bool hw = detail::cpu_has_fast_select();
   for (uint64_t j = 0; j < ones.size(); ++j) {
     ASSERT_EQ(s.template select1<false>(j), ones[j]) << "j=" << j;
+    ASSERT_EQ(s.template select1_wide<false>(j), ones[j]) << "j=" << j;
     if (hw) {
       ASSERT_EQ(s.template select1<true>(j), ones[j]) << "j=" << j;
+      ASSERT_EQ(s.template select1_wide<true>(j), ones[j]) << "j=" << j;
     }
     uint64_t after = 0;
     ASSERT_EQ(s.template select1_from<false>(s.sample(j), j, after), ones[j]);

@@ -482,6 +482,27 @@ class SelectBits {
     uint64_t rem = j & ((uint64_t{1} << SampleShift) - 1);
     uint64_t w = p >> 6;
     uint64_t x = words_[w] & (~uint64_t{0} << (p & 63));
+    if (w + 4 <= nw_) {
+      // The first four words without a branch per word: the word holding the one is
+      // the number of running counts <= rem (the usual case where ones are dense).
+      const uint64_t x1 = words_[w + 1], x2 = words_[w + 2], x3 = words_[w + 3];
+      const uint64_t c0 = static_cast<uint64_t>(popcount64<Hw>(x));
+      const uint64_t c1 = c0 + static_cast<uint64_t>(popcount64<Hw>(x1));
+      const uint64_t c2 = c1 + static_cast<uint64_t>(popcount64<Hw>(x2));
+      const uint64_t c3 = c2 + static_cast<uint64_t>(popcount64<Hw>(x3));
+      if (rem < c3) {
+        uint64_t y = x, before = 0, at = 0;
+        if (rem >= c0) y = x1, before = c0, at = 1;
+        if (rem >= c1) y = x2, before = c1, at = 2;
+        if (rem >= c2) y = x3, before = c2, at = 3;
+        const int b = select_in_word<Hw>(y, static_cast<int>(rem - before));
+        after = (y >> b) >> 1;
+        return ((w + at) << 6) + static_cast<uint64_t>(b);
+      }
+      rem -= c3;
+      w += 4;
+      x = words_[w];  // the one lies further: w < nw_
+    }
     for (;;) {
       const uint64_t c = static_cast<uint64_t>(popcount64<Hw>(x));
       if (rem < c) break;
@@ -491,6 +512,42 @@ class SelectBits {
     const int b = select_in_word<Hw>(x, static_cast<int>(rem));
     after = (x >> b) >> 1;
     return (w << 6) + static_cast<uint64_t>(b);
+  }
+
+  // select1(j) where samples lie many words apart: counts eight words at a time,
+  // finding the word that holds the one without a branch per word.
+  template <bool Hw = kHwPopcount>
+  [[gnu::always_inline]] uint64_t select1_wide(uint64_t j) const noexcept {
+    const uint64_t p = sample(j);
+    uint64_t rem = j & ((uint64_t{1} << SampleShift) - 1);
+    uint64_t w = p >> 6;
+    uint64_t first = words_[w] & (~uint64_t{0} << (p & 63));
+    while (w + 8 <= nw_) {
+      uint64_t sum[8];
+      uint64_t acc = 0, at = 0;
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        acc += static_cast<uint64_t>(popcount64<Hw>(k == 0 ? first : words_[w + k]));
+        sum[k] = acc;
+        at += acc <= rem;
+      }
+      if (at < 8) {
+        const uint64_t x = at == 0 ? first : words_[w + at];
+        const uint64_t before = at == 0 ? 0 : sum[at - 1];
+        return ((w + at) << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem - before)));
+      }
+      rem -= acc;
+      w += 8;
+      first = words_[w];  // the one lies further: w < nw_
+    }
+    uint64_t x = first;
+    for (;;) {
+      const uint64_t c = static_cast<uint64_t>(popcount64<Hw>(x));
+      if (rem < c) break;
+      rem -= c;
+      x = words_[++w];
+    }
+    return (w << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem)));
   }
 
   // The first position >= i holding a one; size() if none.
