@@ -41,83 +41,67 @@ std::string full_message(uint64_t items, uint64_t slots) {
          " slots): rebuild it with a larger --capacity, or as a scalable-cuckoo";
 }
 
-class AnyCuckoo final : public AnySet {
+class AnyCuckoo final : public SetAdapter<CuckooFilter, Kind::cuckoo> {
  public:
-  explicit AnyCuckoo(CuckooFilter f) : f_(std::move(f)) {}
-  Kind kind() const noexcept override { return Kind::cuckoo; }
-  bool contains(Bytes key) const override { return f_.contains(key); }
-  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
-    return f_.contains_many(keys, out);
-  }
+  using SetAdapter::SetAdapter;
   bool is_dynamic() const noexcept override { return true; }
   void insert(Bytes key) override {
-    if (f_.insert(key) == CuckooStatus::full) throw Error(Errc::full, full_message(f_.size(), f_.slots()));
+    if (s_.insert(key) == CuckooStatus::full) throw Error(Errc::full, full_message(s_.size(), s_.slots()));
   }
   bool supports_erase() const noexcept override { return true; }
-  bool erase(Bytes key) override { return f_.erase(key); }
+  bool erase(Bytes key) override { return s_.erase(key); }
   SetInfo info() const override {
-    SetInfo i = make_info(Kind::cuckoo, f_.size(), serialize().size(), f_.expected_fpp(), true);
-    i.params = {{"fingerprint_bits", std::to_string(f_.fingerprint_bits())},
-                {"bucket_size", std::to_string(f_.bucket_size())},
-                {"buckets", std::to_string(f_.num_buckets())},
-                {"slots", std::to_string(f_.slots())},
-                {"load", fmt_double(f_.load_factor())},
-                {"fpp_bound", fmt_double(f_.fpp_bound())},
+    SetInfo i = make_info(Kind::cuckoo, s_.size(), serialize().size(), s_.expected_fpp(), true);
+    i.params = {{"fingerprint_bits", std::to_string(s_.fingerprint_bits())},
+                {"bucket_size", std::to_string(s_.bucket_size())},
+                {"buckets", std::to_string(s_.num_buckets())},
+                {"slots", std::to_string(s_.slots())},
+                {"load", fmt_double(s_.load_factor())},
+                {"fpp_bound", fmt_double(s_.fpp_bound())},
                 {"hasher", hasher_text(Xxh3Hasher::id)},
-                {"seed", std::to_string(f_.hasher().seed)}};
+                {"seed", std::to_string(s_.hasher().seed)}};
     return i;
   }
-  std::vector<std::byte> serialize() const override { return f_.serialize(); }
-
- private:
-  CuckooFilter f_;
+  std::vector<std::byte> serialize() const override { return s_.serialize(); }
 };
 
-class AnyScalableCuckoo final : public AnySet {
+class AnyScalableCuckoo final : public SetAdapter<ScalableCuckooFilter, Kind::scalable_cuckoo> {
  public:
-  explicit AnyScalableCuckoo(ScalableCuckooFilter f) : f_(std::move(f)) {}
-  Kind kind() const noexcept override { return Kind::scalable_cuckoo; }
-  bool contains(Bytes key) const override { return f_.contains(key); }
-  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
-    return f_.contains_many(keys, out);
-  }
+  using SetAdapter::SetAdapter;
   bool is_dynamic() const noexcept override { return true; }
   void insert(Bytes key) override {
-    if (f_.insert(key) == CuckooStatus::full)
+    if (s_.insert(key) == CuckooStatus::full)
       throw Error(Errc::full, "the scalable cuckoo filter cannot take this key (" +
-                                  std::to_string(f_.num_levels()) + " of at most " +
-                                  std::to_string(f_.max_levels()) +
+                                  std::to_string(s_.num_levels()) + " of at most " +
+                                  std::to_string(s_.max_levels()) +
                                   " levels; the level that matches the key is full, or no further level fits the "
                                   "false-positive budget)");
   }
   bool supports_erase() const noexcept override { return true; }
-  bool erase(Bytes key) override { return f_.erase(key); }
+  bool erase(Bytes key) override { return s_.erase(key); }
   SetInfo info() const override {
-    SetInfo i = make_info(Kind::scalable_cuckoo, f_.size(), serialize().size(), f_.expected_fpp(), true);
-    const auto& p = f_.params();
+    SetInfo i = make_info(Kind::scalable_cuckoo, s_.size(), serialize().size(), s_.expected_fpp(), true);
+    const auto& p = s_.params();
     std::string bits;
-    for (size_t l = 0; l < f_.num_levels(); ++l) {
+    for (size_t l = 0; l < s_.num_levels(); ++l) {
       if (l) bits += ',';
-      bits += std::to_string(f_.level(l).fingerprint_bits());
+      bits += std::to_string(s_.level(l).fingerprint_bits());
     }
-    i.params = {{"levels", std::to_string(f_.num_levels())},
-                {"max_levels", std::to_string(f_.max_levels())},
+    i.params = {{"levels", std::to_string(s_.num_levels())},
+                {"max_levels", std::to_string(s_.max_levels())},
                 {"fingerprint_bits", bits},
                 {"bucket_size", std::to_string(p.bucket_size)},
                 {"initial_capacity", std::to_string(p.initial_capacity)},
                 {"growth", std::to_string(p.growth)},
                 {"fpp", fmt_double(p.fpp)},
-                {"fpp_bound", fmt_double(f_.fpp_bound())},
-                {"slots", std::to_string(f_.slots())},
-                {"load", fmt_double(f_.load_factor())},
+                {"fpp_bound", fmt_double(s_.fpp_bound())},
+                {"slots", std::to_string(s_.slots())},
+                {"load", fmt_double(s_.load_factor())},
                 {"hasher", hasher_text(Xxh3Hasher::id)},
-                {"seed", std::to_string(f_.hasher().seed)}};
+                {"seed", std::to_string(s_.hasher().seed)}};
     return i;
   }
-  std::vector<std::byte> serialize() const override { return f_.serialize(); }
-
- private:
-  ScalableCuckooFilter f_;
+  std::vector<std::byte> serialize() const override { return s_.serialize(); }
 };
 
 }  // namespace

@@ -54,14 +54,9 @@ void reject_bip158_options(const std::map<std::string, std::string>& extra, cons
       throw Error(Errc::invalid_argument, "option --" + name + " applies to --format bip158, not " + format);
 }
 
-class AnyGcs final : public AnySet {
+class AnyGcs final : public SetAdapter<GolombCodedSet, Kind::gcs> {
  public:
-  explicit AnyGcs(GolombCodedSet s) : s_(std::move(s)) {}
-  Kind kind() const noexcept override { return Kind::gcs; }
-  bool contains(Bytes key) const override { return s_.contains(key); }
-  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
-    return s_.contains_many(keys, out);
-  }
+  using SetAdapter::SetAdapter;
   SetInfo info() const override {
     SetInfo i = make_info(Kind::gcs, s_.key_count(), serialize().size(), s_.expected_fpp());
     i.params = {{"range_per_key", std::to_string(s_.range_per_key())},
@@ -76,9 +71,6 @@ class AnyGcs final : public AnySet {
     return i;
   }
   std::vector<std::byte> serialize() const override { return s_.serialize(); }
-
- private:
-  GolombCodedSet s_;
 };
 
 class AnyBip158 final : public AnySet {

@@ -8,14 +8,9 @@
 namespace amq::detail {
 namespace {
 
-class AnySuccinct final : public AnySet {
+class AnySuccinct final : public SetAdapter<SuccinctSet, Kind::succinct> {
  public:
-  explicit AnySuccinct(SuccinctSet s) : s_(std::move(s)) {}
-  Kind kind() const noexcept override { return Kind::succinct; }
-  bool contains(Bytes key) const override { return s_.contains(key); }
-  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
-    return s_.contains_many(keys, out);
-  }
+  using SetAdapter::SetAdapter;
   SetInfo info() const override {
     SetInfo i = make_info(Kind::succinct, s_.size(), serialize().size(), 0.0, true);
     i.params = {{"nodes", std::to_string(s_.node_count())},
@@ -25,9 +20,6 @@ class AnySuccinct final : public AnySet {
     return i;
   }
   std::vector<std::byte> serialize() const override { return s_.serialize(); }
-
- private:
-  SuccinctSet s_;
 };
 
 }  // namespace
