@@ -98,6 +98,42 @@ template <bool Hw = false>
 
 // True if this CPU runs the Hw paths well: popcnt and BMI2, and pdep is not the slow
 // microcoded one of AMD Zen 1 and 2. Checked once.
+// The position of the (rem+1)-th one at or after bit p of words[0, nw): counts eight
+// words at a time, the word holding the one being the number of running sums <= rem
+// (no branch per word), then finishes word by word. The one must exist.
+template <bool Hw = false>
+[[gnu::always_inline]] inline uint64_t select_forward(const uint64_t* words, uint64_t nw, uint64_t p,
+                                                      uint64_t rem) noexcept {
+  uint64_t w = p >> 6;
+  uint64_t first = words[w] & (~uint64_t{0} << (p & 63));
+  while (w + 8 <= nw) {
+    uint64_t sum[8];
+    uint64_t acc = 0, at = 0;
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+      acc += static_cast<uint64_t>(popcount64<Hw>(k == 0 ? first : words[w + k]));
+      sum[k] = acc;
+      at += acc <= rem;
+    }
+    if (at < 8) {
+      const uint64_t x = at == 0 ? first : words[w + at];
+      const uint64_t before = at == 0 ? 0 : sum[at - 1];
+      return ((w + at) << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem - before)));
+    }
+    rem -= acc;
+    w += 8;
+    first = w < nw ? words[w] : 0;
+  }
+  uint64_t x = first;
+  for (;;) {
+    const uint64_t c = static_cast<uint64_t>(popcount64<Hw>(x));
+    if (rem < c) break;
+    rem -= c;
+    x = words[++w];
+  }
+  return (w << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem)));
+}
+
 inline bool cpu_has_fast_select() noexcept {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   static const bool ok = [] {
@@ -248,36 +284,8 @@ class RankSelect {
     uint64_t rem = j & ((uint64_t{1} << kSelShift) - 1);
     const uint64_t limit = s + 1 < nsel_ ? sel_[s + 1] : bits_;
     if (limit - p <= kScanBits) {
-      // Count forward from the sample eight words at a time: the word holding the
-      // one is the number of running sums <= rem, found without branches.
-      uint64_t w = p >> 6;
-      uint64_t first = words_[w] & (~uint64_t{0} << (p & 63));
-      while (w + 8 <= nw_) {
-        uint64_t sum[8];
-        uint64_t acc = 0, at = 0;
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; ++k) {
-          acc += static_cast<uint64_t>(popcount64<Hw>(k == 0 ? first : words_[w + k]));
-          sum[k] = acc;
-          at += acc <= rem;
-        }
-        if (at < 8) {
-          const uint64_t x = at == 0 ? first : words_[w + at];
-          const uint64_t before = at == 0 ? 0 : sum[at - 1];
-          return ((w + at) << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem - before)));
-        }
-        rem -= acc;
-        w += 8;
-        first = w < nw_ ? words_[w] : 0;
-      }
-      uint64_t x = first;
-      for (;;) {
-        const uint64_t c = static_cast<uint64_t>(popcount64<Hw>(x));
-        if (rem < c) break;
-        rem -= c;
-        x = words_[++w];
-      }
-      return (w << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem)));
+      // Count forward from the sample (select_forward: eight words at a time).
+      return select_forward<Hw>(words_, nw_, p, rem);
     }
     // Far apart: the last superblock in [p's, limit's] whose earlier ones are <= j.
     uint64_t lo = p >> kSuperShift, hi = (limit >> kSuperShift) + 1;
@@ -518,36 +526,7 @@ class SelectBits {
   // finding the word that holds the one without a branch per word.
   template <bool Hw = kHwPopcount>
   [[gnu::always_inline]] uint64_t select1_wide(uint64_t j) const noexcept {
-    const uint64_t p = sample(j);
-    uint64_t rem = j & ((uint64_t{1} << SampleShift) - 1);
-    uint64_t w = p >> 6;
-    uint64_t first = words_[w] & (~uint64_t{0} << (p & 63));
-    while (w + 8 <= nw_) {
-      uint64_t sum[8];
-      uint64_t acc = 0, at = 0;
-#pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) {
-        acc += static_cast<uint64_t>(popcount64<Hw>(k == 0 ? first : words_[w + k]));
-        sum[k] = acc;
-        at += acc <= rem;
-      }
-      if (at < 8) {
-        const uint64_t x = at == 0 ? first : words_[w + at];
-        const uint64_t before = at == 0 ? 0 : sum[at - 1];
-        return ((w + at) << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem - before)));
-      }
-      rem -= acc;
-      w += 8;
-      first = words_[w];  // the one lies further: w < nw_
-    }
-    uint64_t x = first;
-    for (;;) {
-      const uint64_t c = static_cast<uint64_t>(popcount64<Hw>(x));
-      if (rem < c) break;
-      rem -= c;
-      x = words_[++w];
-    }
-    return (w << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem)));
+    return select_forward<Hw>(words_, nw_, sample(j), j & ((uint64_t{1} << SampleShift) - 1));
   }
 
   // The first position >= i holding a one; size() if none.
