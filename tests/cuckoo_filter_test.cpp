@@ -11,6 +11,7 @@
 #include "amq/detail/byte_io.hpp"
 #include "amq/error.hpp"
 #include "amq/format.hpp"
+#include "multiset_model.hpp"
 #include "test_util.hpp"
 
 namespace amq {
@@ -291,13 +292,12 @@ TEST(CuckooFilter, OneKeyManyTimes) {
 // a colliding key's fingerprint, as documented).
 void property_run(uint32_t f, uint32_t b, uint64_t m, uint64_t seed, int ops, bool exact_counts) {
   auto cf = CuckooFilter::with_buckets(m, f, b, Xxh3Hasher{.seed = seed});
-  std::unordered_multiset<uint64_t> ms;
-  std::vector<uint64_t> live;                 // keys with copies, for picking
+  test::MultisetModel model;
   std::mt19937_64 rng(seed * 7 + f);
   const uint64_t pool = m * b;  // key universe: about the table's slots
-  uint64_t total = 0, fulls = 0;
+  uint64_t fulls = 0;
   auto check_key = [&](uint64_t k) {
-    const uint64_t want = ms.count(k);
+    const uint64_t want = model.count(k);
     if (want) {
       ASSERT_TRUE(cf.contains(k)) << "false negative for " << k;
     }
@@ -312,32 +312,24 @@ void property_run(uint32_t f, uint32_t b, uint64_t m, uint64_t seed, int ops, bo
       const auto before_size = cf.size();
       const CuckooStatus s = cf.insert(k);
       if (s == CuckooStatus::inserted) {
-        if (ms.count(k) == 0) live.push_back(k);
-        ms.insert(k);
-        ++total;
+        model.inserted(k);
       } else {
         ASSERT_EQ(s, CuckooStatus::full);
         ASSERT_EQ(cf.size(), before_size);
         ++fulls;
       }
-    } else if (what < 7 && !live.empty()) {  // erase a present key
-      const size_t at = rng() % live.size();
-      const uint64_t k = live[at];
+    } else if (what < 7 && !model.empty()) {  // erase a present key
+      const uint64_t k = model.pick(rng);
       ASSERT_TRUE(cf.erase(k)) << k;
-      --total;
-      ms.erase(ms.find(k));
-      if (ms.count(k) == 0) {
-        live[at] = live.back();
-        live.pop_back();
-      }
+      model.erased_picked();
     } else {
       check_key(rng() % pool);
     }
-    ASSERT_EQ(cf.size(), total) << op;
+    ASSERT_EQ(cf.size(), model.total()) << op;
     if (op % 997 == 0)
-      for (uint64_t k : live) check_key(k);
+      for (uint64_t k : model.live()) check_key(k);
   }
-  for (uint64_t k : live) check_key(k);
+  for (uint64_t k : model.live()) check_key(k);
   EXPECT_GT(fulls, 0u) << "the run should reach full (f=" << f << " b=" << b << ")";
 }
 

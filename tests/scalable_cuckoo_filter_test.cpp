@@ -8,6 +8,7 @@
 
 #include "amq/error.hpp"
 #include "amq/format.hpp"
+#include "multiset_model.hpp"
 #include "test_util.hpp"
 
 namespace amq {
@@ -129,12 +130,10 @@ TEST(ScalableCuckooFilter, SeiflotfyIssue50Scenario) {
 // is only asked for keys the multiset holds.
 void property_run(ScalableCuckooParams p, uint64_t seed, int ops, uint64_t pool) {
   ScalableCuckooFilter f(p, Xxh3Hasher{.seed = seed});
-  std::unordered_multiset<uint64_t> ms;
-  std::vector<uint64_t> live;
-  uint64_t total = 0;
+  test::MultisetModel model;
   std::mt19937_64 rng(seed);
   auto check_key = [&](uint64_t k) {
-    const uint64_t want = ms.count(k);
+    const uint64_t want = model.count(k);
     if (want) {
       ASSERT_TRUE(f.contains(k)) << "false negative for " << k;
     }
@@ -147,33 +146,25 @@ void property_run(ScalableCuckooParams p, uint64_t seed, int ops, uint64_t pool)
       const auto before = f.size();
       const CuckooStatus s = rng() % 4 ? f.insert(k) : f.insert_unique(k);
       if (s == CuckooStatus::inserted) {
-        if (ms.count(k) == 0) live.push_back(k);
-        ms.insert(k);
-        ++total;
+        model.inserted(k);
       } else {
         ASSERT_EQ(f.size(), before);
         if (s == CuckooStatus::present) {
           ASSERT_TRUE(f.contains(k));
         }
       }
-    } else if (what < 8 && !live.empty()) {
-      const size_t at = rng() % live.size();
-      const uint64_t k = live[at];
+    } else if (what < 8 && !model.empty()) {
+      const uint64_t k = model.pick(rng);
       ASSERT_TRUE(f.erase(k)) << k;
-      --total;
-      ms.erase(ms.find(k));
-      if (ms.count(k) == 0) {
-        live[at] = live.back();
-        live.pop_back();
-      }
+      model.erased_picked();
     } else {
       check_key(rng() % pool);
     }
-    ASSERT_EQ(f.size(), total);
+    ASSERT_EQ(f.size(), model.total());
     if (op % 1009 == 0)
-      for (uint64_t k : live) check_key(k);
+      for (uint64_t k : model.live()) check_key(k);
   }
-  for (uint64_t k : live) check_key(k);
+  for (uint64_t k : model.live()) check_key(k);
 }
 
 TEST(ScalableCuckooFilter, PropertyAgainstMultiset) {
