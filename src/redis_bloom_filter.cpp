@@ -194,6 +194,18 @@ void guava_positions(Bytes key, uint64_t bits, uint32_t k, GuavaStrategy s, std:
   }
 }
 
+// The keys' probe pairs (a, b) as two little-endian 32-bit words each: the argument
+// the Lua script's "add" and "test" read.
+void pack_probe_pairs(const Xxh3Hasher& hasher, std::span<const Bytes> keys, std::string& packed) {
+  packed.resize(keys.size() * 8);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const auto pp = detail::probe_pair(hasher(keys[i]));
+    const uint32_t a = static_cast<uint32_t>(pp.a), b = static_cast<uint32_t>(pp.b);
+    std::memcpy(packed.data() + 8 * i, &a, 4);
+    std::memcpy(packed.data() + 8 * i + 4, &b, 4);
+  }
+}
+
 }  // namespace
 
 std::string RedisBloomFilter::meta_key(std::string_view name) { return "amq:{" + std::string(name) + "}:meta"; }
@@ -298,13 +310,7 @@ size_t RedisBloomFilter::insert_bytes(std::span<const Bytes> keys) {
   std::string packed;
   for (size_t at = 0; at < keys.size(); at += options_.batch) {
     const size_t n = std::min(options_.batch, keys.size() - at);
-    packed.resize(n * 8);
-    for (size_t i = 0; i < n; ++i) {
-      const auto pp = detail::probe_pair(hasher(keys[at + i]));
-      const uint32_t a = static_cast<uint32_t>(pp.a), b = static_cast<uint32_t>(pp.b);
-      std::memcpy(packed.data() + 8 * i, &a, 4);
-      std::memcpy(packed.data() + 8 * i + 4, &b, 4);
-    }
+    pack_probe_pairs(hasher, keys.subspan(at, n), packed);
     size_t done = 0;
     int stalls = 0;
     int64_t status = 0;
@@ -351,13 +357,7 @@ size_t RedisBloomFilter::contains_bytes(std::span<const Bytes> keys, std::span<b
       for (size_t i = 0; i < n; ++i) guava_positions(keys[at + i], bloom_bits_, bloom_hashes_, strategy_, packed);
       r = run(*client_, name_, meta_, prefix_, {"btest", bits, k, packed}, known_layers_);
     } else {
-      packed.resize(n * 8);
-      for (size_t i = 0; i < n; ++i) {
-        const auto pp = detail::probe_pair(hasher(keys[at + i]));
-        const uint32_t a = static_cast<uint32_t>(pp.a), b = static_cast<uint32_t>(pp.b);
-        std::memcpy(packed.data() + 8 * i, &a, 4);
-        std::memcpy(packed.data() + 8 * i + 4, &b, 4);
-      }
+      pack_probe_pairs(hasher, keys.subspan(at, n), packed);
       r = run(*client_, name_, meta_, prefix_, {"test", seed, packed}, known_layers_);
     }
     if (r.type != RedisReply::Type::array || r.elements.size() != 2 || r.elements[0].str.size() != n)

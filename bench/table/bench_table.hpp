@@ -136,6 +136,14 @@ void measure_lookups(Row& row, const Dataset& d, int repeats, Contains&& contain
   }
 }
 
+// measure_lookups for a structure with contains(key) and contains_many(keys, out).
+template <class Set>
+void measure_set_lookups(Row& row, const Dataset& d, int repeats, const Set& s) {
+  measure_lookups(
+      row, d, repeats, [&](Bytes k) { return s.contains(k); },
+      [&](std::span<const Bytes> ks, std::span<bool> out) { return s.contains_many(ks, out); }, true);
+}
+
 inline void finish_row(Row& row, const Dataset& d) {
   row.n = d.keys.size();
   row.bits_per_key = row.n ? 8.0 * static_cast<double>(row.bytes) / static_cast<double>(row.n) : 0;

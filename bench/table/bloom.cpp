@@ -25,9 +25,7 @@ void bench_bloom(const Options& o, const Dataset& d, const Sink& sink) {
                            static_cast<double>(n);
     row.params = fmt::format("k={} bits={}", f.num_hashes(), f.bit_size());
     row.bytes = f.size_in_bytes();
-    measure_lookups(
-        row, d, o.repeats, [&](Bytes k) { return f.contains(k); },
-        [&](std::span<const Bytes> ks, std::span<bool> out) { return f.contains_many(ks, out); }, true);
+    measure_set_lookups(row, d, o.repeats, f);
     finish_row(row, d);
     sink(row);
   }
@@ -72,9 +70,7 @@ void bench_bloom(const Options& o, const Dataset& d, const Sink& sink) {
     row.params = fmt::format("k={} bits={} (capacity {})", f.num_hashes(), f.bit_size(), capacity);
     row.bytes = f.size_in_bytes();
     row.note = fmt::format("filter {} MiB = 4x LLC, holding the {} keys", row.bytes >> 20, n);
-    measure_lookups(
-        row, d, o.repeats, [&](Bytes k) { return f.contains(k); },
-        [&](std::span<const Bytes> ks, std::span<bool> out) { return f.contains_many(ks, out); }, true);
+    measure_set_lookups(row, d, o.repeats, f);
     finish_row(row, d);
     sink(row);
   }

@@ -25,9 +25,7 @@ void blocked_row(const Options& o, const Dataset& d, const Sink& sink, const cha
   row.params = fmt::format("blocks={} bits={}{}", f.num_blocks(), f.bit_size(), f.uses_avx2() ? " sse2/avx2" : f.uses_simd() ? " sse2" : " portable");
   row.bytes = f.size_in_bytes();
   row.note = std::move(note);
-  measure_lookups(
-      row, d, o.repeats, [&](Bytes k) { return f.contains(k); },
-      [&](std::span<const Bytes> ks, std::span<bool> out) { return f.contains_many(ks, out); }, true);
+  measure_set_lookups(row, d, o.repeats, f);
   finish_row(row, d);
   sink(row);
 }
@@ -61,9 +59,7 @@ void bench_bloom_family(const Options& o, const Dataset& d, const Sink& sink) {
     row.params = fmt::format("n0={} s={} r={} layers={}", initial, p.growth, p.tightening, f.layer_count());
     row.bytes = f.size_in_bytes();
     row.note = fmt::format("{} keys counted", f.size());
-    measure_lookups(
-        row, d, o.repeats, [&](Bytes k) { return f.contains(k); },
-        [&](std::span<const Bytes> ks, std::span<bool> out) { return f.contains_many(ks, out); }, true);
+    measure_set_lookups(row, d, o.repeats, f);
     finish_row(row, d);
     sink(row);
   }

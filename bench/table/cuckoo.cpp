@@ -151,9 +151,7 @@ void bench_cuckoo(const Options& o, const Dataset& d, const Sink& sink) {
   cuckoo.fpp_target = f.fpp_bound();
   cuckoo.bytes = f.size_in_bytes();
   cuckoo.params = fmt::format("m={} load {:.4f}", f.num_buckets(), f.load_factor());
-  measure_lookups(
-      cuckoo, d, o.repeats, [&](Bytes k) { return f.contains(k); },
-      [&](std::span<const Bytes> ks, std::span<bool> out) { return f.contains_many(ks, out); }, true);
+  measure_set_lookups(cuckoo, d, o.repeats, f);
   finish_row(cuckoo, d);
   if (failed) cuckoo.note = fmt::format("{} inserts failed", failed);
 
@@ -167,9 +165,7 @@ void bench_cuckoo(const Options& o, const Dataset& d, const Sink& sink) {
                            static_cast<double>(n);
   bloom.bytes = bf.size_in_bytes();
   bloom.params = fmt::format("k={} bits={}", bf.num_hashes(), bf.bit_size());
-  measure_lookups(
-      bloom, d, o.repeats, [&](Bytes k) { return bf.contains(k); },
-      [&](std::span<const Bytes> ks, std::span<bool> out) { return bf.contains_many(ks, out); }, true);
+  measure_set_lookups(bloom, d, o.repeats, bf);
   finish_row(bloom, d);
   const double ratio_pos = bloom.lookup_pos_ns / cuckoo.lookup_pos_ns;
   const double ratio_neg = bloom.lookup_neg_ns / cuckoo.lookup_neg_ns;
@@ -192,9 +188,7 @@ void bench_cuckoo(const Options& o, const Dataset& d, const Sink& sink) {
                            static_cast<double>(n);
     row.bytes = s.size_in_bytes();
     row.params = fmt::format("n0=n/64 levels={} load {:.3f}", s.num_levels(), s.load_factor());
-    measure_lookups(
-        row, d, o.repeats, [&](Bytes k) { return s.contains(k); },
-        [&](std::span<const Bytes> ks, std::span<bool> out) { return s.contains_many(ks, out); }, true);
+    measure_set_lookups(row, d, o.repeats, s);
     finish_row(row, d);
     sink(row);
   }
