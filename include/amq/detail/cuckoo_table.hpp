@@ -185,13 +185,15 @@ class CuckooTable {
   Probe probe(uint64_t h) const noexcept { return probe_at(index(h), fingerprint(h)); }
   Probe probe_at(uint64_t i1, uint32_t fp) const noexcept { return {i1, alt(i1, fp), fp}; }
   bool test(const Probe& p) const noexcept {
-    if (__builtin_expect(path_ == Path::byte_window, 1)) {
-      const uint64_t pattern = wones_ * p.fp;
-      const uint64_t x1 = load64(p.i1 * bucket_bytes_) ^ pattern;
-      const uint64_t x2 = load64(p.i2 * bucket_bytes_) ^ pattern;
-      return (((x1 - wones_) & ~x1) | ((x2 - wones_) & ~x2)) & whighs_;
-    }
+    if (__builtin_expect(path_ == Path::byte_window, 1)) return test_byte_windows(p.i1, p.i2, p.fp);
     return test_other(p.i1, p.i2, p.fp);
+  }
+  // Path::byte_window: one 64-bit load per bucket and a SWAR "a lane equals fp" test.
+  bool test_byte_windows(uint64_t i1, uint64_t i2, uint32_t fp) const noexcept {
+    const uint64_t pattern = wones_ * fp;
+    const uint64_t x1 = load64(i1 * bucket_bytes_) ^ pattern;
+    const uint64_t x2 = load64(i2 * bucket_bytes_) ^ pattern;
+    return (((x1 - wones_) & ~x1) | ((x2 - wones_) & ~x2)) & whighs_;
   }
   void prefetch(const Probe& p) const noexcept {
     __builtin_prefetch(bytes_ptr() + ((p.i1 * bucket_bits_) >> 3), 0, 3);
@@ -206,10 +208,7 @@ class CuckooTable {
       const uint32_t fp = fingerprint(h);
       const uint64_t H = ((((static_cast<uint64_t>(fp) * 0x9E3779B97F4A7C15ULL) >> 32) * m_) >> 32) | 1;
       const uint64_t i2 = H - i1 + (m_ & (uint64_t{0} - static_cast<uint64_t>(H < i1)));
-      const uint64_t pattern = wones_ * fp;
-      const uint64_t x1 = load64(i1 * bucket_bytes_) ^ pattern;
-      const uint64_t x2 = load64(i2 * bucket_bytes_) ^ pattern;
-      return (((x1 - wones_) & ~x1) | ((x2 - wones_) & ~x2)) & whighs_;
+      return test_byte_windows(i1, i2, fp);
     }
     return contains_hash_other(h);
   }
