@@ -61,6 +61,7 @@ BloomFilter::BloomFilter(uint64_t num_words, int num_hashes, GuavaStrategy strat
     throw Error(Errc::invalid_argument, "unknown strategy");
   words_.assign(num_words, 0);
   bit_size_ = num_words * 64;
+  mod_ = detail::FastMod63(bit_size_);
 }
 
 void BloomFilter::merge(const BloomFilter& other) {

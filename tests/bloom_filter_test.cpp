@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 #include <unordered_set>
+#include <vector>
 
 #include "amq/detail/fastmod.hpp"
 #include "amq/error.hpp"
@@ -27,6 +28,25 @@ TEST(FastMod, MatchesDivision) {
     ASSERT_EQ(m.mod(~uint64_t{0}), ~uint64_t{0} % d);
     ASSERT_EQ(m.mod(d - 1), d - 1);
     ASSERT_EQ(m.mod(d), 0u);
+  }
+}
+
+TEST(FastMod63, MatchesDivisionBelow2To63) {
+  std::mt19937_64 rng(2);
+  const uint64_t top = (uint64_t{1} << 63) - 1;
+  std::vector<uint64_t> divisors{2, 3, 63, 64, 65, 127, 128, 129, top, top - 1, uint64_t{1} << 62,
+                                 (uint64_t{1} << 62) + 1, (uint64_t{1} << 32) - 1, uint64_t{1} << 32};
+  for (int i = 0; i < 3000; ++i) divisors.push_back(std::max<uint64_t>(2, rng() >> (1 + rng() % 63)));
+  for (uint64_t d : divisors) {
+    const detail::FastMod63 m(d);
+    for (int i = 0; i < 300; ++i) {
+      const uint64_t a = rng() >> (1 + rng() % 63);
+      ASSERT_EQ(m.mod(a), a % d) << a << " % " << d;
+    }
+    for (uint64_t a : {uint64_t{0}, d - 1, d, d + 1, top, top - 1, top - d, (top / d) * d, (top / d) * d - 1})
+      if (a <= top) {
+        ASSERT_EQ(m.mod(a), a % d) << a << " % " << d;
+      }
   }
 }
 

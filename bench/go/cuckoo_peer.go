@@ -2,7 +2,8 @@
 // Debian's golang-github-seiflotfy-cuckoofilter-dev) timed on the keys `amq bench`
 // uses. Built by the bench in GOPATH mode (GO111MODULE=off), offline.
 //
-// Usage: cuckoo_peer KEYS ABSENT REPEATS (timings are the median of REPEATS runs)
+// Usage: cuckoo_peer KEYS ABSENT REPEATS SAMPLE (timings are the median of REPEATS
+// runs; lookups are timed on the first SAMPLE keys of each file, as amq bench does)
 // Each file is a sequence of keys, each a 4-byte little-endian length and the bytes.
 // Prints one line of key=value pairs that bench/table/cuckoo.cpp parses:
 //   n=... inserted=... buckets=... bytes=... build_ns=... pos_ns=... neg_ns=... fp=... absent=...
@@ -58,8 +59,8 @@ func median(xs []float64) float64 {
 
 func main() {
 	runtime.LockOSThread()
-	if len(os.Args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: cuckoo_peer KEYS ABSENT REPEATS")
+	if len(os.Args) != 5 {
+		fmt.Fprintln(os.Stderr, "usage: cuckoo_peer KEYS ABSENT REPEATS SAMPLE")
 		os.Exit(2)
 	}
 	keys := readKeys(os.Args[1])
@@ -68,6 +69,18 @@ func main() {
 	fmt.Sscan(os.Args[3], &repeats)
 	if repeats < 1 {
 		repeats = 1
+	}
+	var sample int
+	fmt.Sscan(os.Args[4], &sample)
+	if sample < 1 {
+		sample = 1
+	}
+	probeKeys, probeAbsent := keys, absent
+	if len(probeKeys) > sample {
+		probeKeys = probeKeys[:sample]
+	}
+	if len(probeAbsent) > sample {
+		probeAbsent = probeAbsent[:sample]
 	}
 	n := len(keys)
 	var f *cuckoo.Filter
@@ -93,19 +106,19 @@ func main() {
 	}
 	for r := 0; r < lookupRepeats; r++ {
 		start := threadCPUNanos()
-		for _, k := range keys {
+		for _, k := range probeKeys {
 			if f.Lookup(k) {
 				sink++
 			}
 		}
-		pos = append(pos, float64(threadCPUNanos()-start)/float64(n))
+		pos = append(pos, float64(threadCPUNanos()-start)/float64(len(probeKeys)))
 		start = threadCPUNanos()
-		for _, k := range absent {
+		for _, k := range probeAbsent {
 			if f.Lookup(k) {
 				sink++
 			}
 		}
-		neg = append(neg, float64(threadCPUNanos()-start)/float64(len(absent)))
+		neg = append(neg, float64(threadCPUNanos()-start)/float64(len(probeAbsent)))
 	}
 	fp := 0
 	for _, k := range absent {

@@ -95,7 +95,8 @@ void go_peer_row(const Options& o, const Dataset& d, const Row& amq_row, const S
   write_keys(tmp / "keys", d.keys);
   write_keys(tmp / "absent", d.absent);
   const std::string cmd = shell_quote(bin) + " " + shell_quote((tmp / "keys").string()) + " " +
-                          shell_quote((tmp / "absent").string()) + " " + std::to_string(o.repeats);
+                          shell_quote((tmp / "absent").string()) + " " + std::to_string(o.repeats) + " " +
+                          std::to_string(kLookupSample);
   std::string out;
   if (FILE* p = ::popen(cmd.c_str(), "r")) {
     char buf[512];

@@ -30,7 +30,7 @@
 namespace amq::bench {
 namespace {
 
-// The mix: every present key and as many absent ones, shuffled, copied back to back
+// The mix: the lookup sample's present keys and as many absent ones, shuffled, copied back to back
 // into one buffer in query order. The keys then stream in sequentially, so the time is
 // the structure's lookup and not the cache misses of fetching keys scattered over the
 // dataset's strings (the same for every row, but large enough to blur the comparison).
@@ -41,11 +41,11 @@ struct Mix {
 
 Mix make_mix(const Dataset& d) {
   std::vector<Bytes> order;
-  const size_t n = d.key_views.size();
-  order.reserve(2 * n);
-  for (size_t i = 0; i < n; ++i) {
-    order.push_back(d.key_views[i]);
-    if (!d.absent_views.empty()) order.push_back(d.absent_views[i % d.absent_views.size()]);
+  const std::span<const Bytes> present = d.probe_keys(), absent = d.probe_absent();
+  order.reserve(2 * present.size());
+  for (size_t i = 0; i < present.size(); ++i) {
+    order.push_back(present[i]);
+    if (!absent.empty()) order.push_back(absent[i % absent.size()]);
   }
   std::mt19937_64 rng(11);
   std::shuffle(order.begin(), order.end(), rng);

@@ -34,6 +34,7 @@
 #include <span>
 #include <vector>
 
+#include "amq/detail/fastmod.hpp"
 #include "amq/detail/huge_pages.hpp"
 #include "amq/detail/prefetch.hpp"
 #include "amq/hash.hpp"
@@ -121,29 +122,61 @@ class BloomFilter {
   // Probing with a precomputed murmur3_x64_128 hash of the funnelled key.
   bool contains_hash(Hash128 h) const noexcept {
     if (strategy_ == GuavaStrategy::murmur128_mitz_64) [[likely]] {
-      // Branch-free in groups of four probes: the loads of a group overlap, and an
-      // absent key (usually caught by the first group) costs one well-predicted
-      // branch instead of a mispredicted exit at a random probe.
-      const uint64_t m = bit_size_;
-      const int k = num_hashes_;
-      uint64_t combined = h.low;
-      int i = 0;
-      while (true) {
-        uint64_t all = 1;
-        const int end = std::min(k, i + 4);
-        for (; i < end; ++i) {
-          const uint64_t bit = (combined & 0x7fffffffffffffffULL) % m;
-          all &= words_[bit >> 6] >> (bit & 63);
-          combined += h.high;
-        }
-        if ((all & 1) == 0) return false;
-        if (i == k) return true;
+      // The common k are compiled fully unrolled (a runtime-k loop cost a third more).
+      switch (num_hashes_) {
+        case 2: return probe_mitz64<2>(h);
+        case 3: return probe_mitz64<3>(h);
+        case 4: return probe_mitz64<4>(h);
+        case 5: return probe_mitz64<5>(h);
+        case 6: return probe_mitz64<6>(h);
+        case 7: return probe_mitz64<7>(h);
+        case 8: return probe_mitz64<8>(h);
+        case 9: return probe_mitz64<9>(h);
+        case 10: return probe_mitz64<10>(h);
+        case 11: return probe_mitz64<11>(h);
+        case 12: return probe_mitz64<12>(h);
+        default: return probe_mitz64_any(h);
       }
     }
     return for_each_index(h, [&](uint64_t bit) { return (words_[bit >> 6] >> (bit & 63)) & 1; });
   }
 
  private:
+  // MITZ_64 probing, branch-free in groups of four probes: the loads of a group
+  // overlap, and an absent key (usually caught by the first group) costs one
+  // well-predicted branch instead of a mispredicted exit at a random probe.
+  bool probe_bit(uint64_t combined) const noexcept {
+    const uint64_t bit = mod_.mod(combined & 0x7fffffffffffffffULL);
+    return (words_[bit >> 6] >> (bit & 63)) & 1;
+  }
+  template <int K>
+  bool probe_mitz64(Hash128 h) const noexcept {
+    uint64_t combined = h.low;
+    bool all = true;
+#pragma GCC unroll 16
+    for (int i = 0; i < K; ++i) {
+      all &= probe_bit(combined);
+      combined += h.high;
+      if (i % 4 == 3 && i + 1 < K && !all) return false;
+    }
+    return all;
+  }
+  bool probe_mitz64_any(Hash128 h) const noexcept {
+    const int k = num_hashes_;
+    uint64_t combined = h.low;
+    int i = 0;
+    while (true) {
+      bool all = true;
+      const int end = std::min(k, i + 4);
+      for (; i < end; ++i) {
+        all &= probe_bit(combined);
+        combined += h.high;
+      }
+      if (!all) return false;
+      if (i == k) return true;
+    }
+  }
+
   // Calls f(bit) for the key's k bit indexes in Guava's order; stops early, returning
   // false, when f returns false.
   template <class F>
@@ -151,11 +184,10 @@ class BloomFilter {
     // A plain 64-bit remainder: on current x86 cores the divider is pipelined and
     // beats both multiply-based exact reduction and an incremental remainder chain
     // (measured: bench/bloom_bench.cpp, amq bench).
-    const uint64_t m = bit_size_;
     if (strategy_ == GuavaStrategy::murmur128_mitz_64) {
       uint64_t combined = h.low;
       for (int i = 0; i < num_hashes_; ++i) {
-        if (!f((combined & 0x7fffffffffffffffULL) % m)) return false;
+        if (!f(mod_.mod(combined & 0x7fffffffffffffffULL))) return false;
         combined += h.high;
       }
       return true;
@@ -166,7 +198,7 @@ class BloomFilter {
     for (int i = 1; i <= num_hashes_; ++i) {
       int32_t combined = static_cast<int32_t>(hash1 + static_cast<uint32_t>(i) * hash2);
       if (combined < 0) combined = ~combined;
-      if (!f(static_cast<uint64_t>(combined) % m)) return false;
+      if (!f(mod_.mod(static_cast<uint64_t>(combined)))) return false;
     }
     return true;
   }
@@ -175,6 +207,7 @@ class BloomFilter {
   int num_hashes_;
   GuavaStrategy strategy_;
   uint64_t bit_size_;
+  detail::FastMod63 mod_;  // % bit_size_ by multiplication: probes are < 2^63
 };
 
 template <class Keys>

@@ -49,17 +49,20 @@ class KeyView {
   KeyView(const std::string& s) noexcept : ptr_(s.data()), size_(s.size()) {}
   KeyView(const char* s) noexcept : KeyView(std::string_view(s)) {}
   KeyView(Bytes b) noexcept : ptr_(b.data()), size_(b.size()) {}
-  KeyView(uint64_t v) noexcept : ptr_(nullptr), size_(8) { std::memcpy(u64_.data(), &v, 8); }
+  KeyView(uint64_t v) noexcept : ptr_(nullptr), size_(8), is_u64_(true) { std::memcpy(u64_.data(), &v, 8); }
 
+  // A flag rather than a null ptr_ marks the u64 case: it is a constant where the
+  // view is built inline, so a byte key's view compiles to its pointer alone.
   Bytes bytes() const noexcept {
-    const void* p = ptr_ ? ptr_ : static_cast<const void*>(u64_.data());
+    const void* p = is_u64_ ? static_cast<const void*>(u64_.data()) : ptr_;
     return {static_cast<const std::byte*>(p), size_};
   }
 
  private:
   const void* ptr_;
   size_t size_;
-  std::array<std::byte, 8> u64_{};
+  bool is_u64_ = false;
+  std::array<std::byte, 8> u64_;  // set only when is_u64_
 };
 
 struct Hash128 {
