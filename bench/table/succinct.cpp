@@ -2,8 +2,8 @@
 // strings — a sorted std::vector<std::string> with binary search, std::set,
 // std::unordered_set — and marisa-trie (peer, when libmarisa-dev is installed). Sizes
 // are also given as a share of the raw key bytes; "mix" is contains() over present
-// and absent keys interleaved at random (thread CPU time per key, median of the
-// repeats; the keys stream from one buffer), the figure the targets refer to. The
+// and absent keys interleaved at random (thread CPU time per key, best_cpu_ns; the
+// keys stream from one buffer), the figure the targets refer to. The
 // SuccinctSet row also states its mix beside marisa-trie's from the same run.
 //
 // With the default data file the rows are measured on the two English word lists
@@ -66,12 +66,6 @@ Mix make_mix(const Dataset& d) {
 // Heap bytes of a std::string beyond the object itself (libstdc++: 15-byte SSO).
 uint64_t string_heap(const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; }
 
-double thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
-
 struct TransparentHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
@@ -84,16 +78,12 @@ double finish(Row& row, const Dataset& d, const Mix& mix, uint64_t raw, int repe
                   false);
   // Thread CPU time, not wall time: on a shared machine the wall clock mostly
   // measures the neighbours.
-  std::vector<double> t;
-  for (int r = 0; r < std::max(1, repeats); ++r) {
-    const double a = thread_cpu_ns();
-    size_t s = 0;
-    for (Bytes k : mix.keys) s += contains(k);
-    g_sink = s;
-    t.push_back(thread_cpu_ns() - a);
-  }
-  std::sort(t.begin(), t.end());
-  const double mix_ns = t[t.size() / 2] / static_cast<double>(mix.keys.size());
+  const double mix_ns = best_cpu_ns(repeats, [&] {
+                         size_t s = 0;
+                         for (Bytes k : mix.keys) s += contains(k);
+                         g_sink = s;
+                       }) /
+                       static_cast<double>(mix.keys.size());
   finish_row(row, d);
   row.note = fmt::format("{:.1f}% of raw key bytes; mix {:.1f} ns cpu{}{}", 100.0 * static_cast<double>(row.bytes) /
                                                                           static_cast<double>(raw),

@@ -30,8 +30,10 @@ void add_bench(CLI::App& app, int& status) {
       fmt::print("amq bench — {}\n", bench::machine_description());
       fmt::print("data: {}\n",
                  o->b.synthetic ? fmt::format("{} random 64-bit keys", o->b.synthetic) : o->b.data);
-      fmt::print("ns per key; lookups: median of {} passes in thread CPU time; builds: median of {} in wall time\n\n",
-                 std::max(5, o->b.repeats), std::max(1, o->b.repeats));
+      fmt::print(
+          "ns per key; lookups: {} keys from each of the present and absent lists, best of {} passes after a "
+          "warm-up, in thread CPU time; builds: median of {} in wall time\n\n",
+          bench::kLookupSample, std::max(bench::kMinPasses, o->b.repeats), std::max(1, o->b.repeats));
       fmt::print("{:<28} {:>10} {:>12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n", "structure", "n", "bytes",
                  "bits/key", "fpp tgt", "fpp meas", "build ns", "pos ns", "neg ns", "batch ns", "params / note");
     }
