@@ -73,6 +73,19 @@ TEST(Murmur3, InlineShortKeysEqualTheGeneralPath) {
   }
 }
 
+TEST(Xxh3, InlineShortKeysEqualTheLibrary) {
+  // Xxh3Hasher hashes keys of <= 16 bytes through xxHash's inlined short-input path;
+  // it must equal the library's XXH3_64bits_withSeed for every length and seed.
+  std::mt19937_64 rng(12);
+  for (int trial = 0; trial < 40000; ++trial) {
+    const size_t len = static_cast<size_t>(trial % 18);
+    std::vector<std::byte> key(len);
+    for (auto& b : key) b = static_cast<std::byte>(rng());
+    const uint64_t seed = trial % 3 == 0 ? rng() : rng() % 100;
+    ASSERT_EQ(Xxh3Hasher{.seed = seed}(key), XXH3_64bits_withSeed(key.data(), key.size(), seed)) << "length " << len;
+  }
+}
+
 // The bits a key sets, by Guava's formulas written out directly (one division per probe).
 std::vector<uint64_t> reference_bits(const BloomFilter& f, std::string_view key) {
   const Hash128 h = murmur3_x64_128(as_bytes(key));

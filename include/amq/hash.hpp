@@ -72,12 +72,17 @@ struct Hash128 {
 };
 
 namespace detail {
-// XXH3-64 of a key of at most 16 bytes, with the whole short path inlined (GCC keeps
-// XXH3_64bits_withSeed out of line because of its long-input branches, which the
-// bound on len removes).
-[[gnu::flatten]] inline uint64_t xxh3_64_short(const void* p, size_t len, uint64_t seed) noexcept {
-  if (len > 16) __builtin_unreachable();
+// XXH3-64 of a key of at most 16 bytes, inline. xxHash's public entry point stays out
+// of line (its long-input paths are large), and a `flatten` wrapper around it is lost
+// whenever the wrapper itself is inlined, so this calls the library's own short-input
+// function, which XXH_INLINE_ALL makes visible and force-inlines. It is exactly what
+// XXH3_64bits_withSeed does for len <= 16 (tested for every length).
+[[gnu::always_inline]] inline uint64_t xxh3_64_short(const void* p, size_t len, uint64_t seed) noexcept {
+#if XXH_VERSION_NUMBER >= 800
+  return XXH3_len_0to16_64b(static_cast<const xxh_u8*>(p), len, XXH3_kSecret, seed);
+#else
   return XXH3_64bits_withSeed(p, len, seed);
+#endif
 }
 inline uint64_t xxh3_64(Bytes b, uint64_t seed) noexcept {
   return b.size() <= 16 ? xxh3_64_short(b.data(), b.size(), seed) : XXH3_64bits_withSeed(b.data(), b.size(), seed);
