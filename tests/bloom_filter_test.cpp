@@ -59,31 +59,34 @@ TEST(Murmur3, KnownValues) {
             (Hash128{0xe34bbc7bbc071b6cULL, 0x7a433ca9c49a9347ULL}));
 }
 
+// Calls check(key, seed) for `trials` random keys of every length 0..max_len (each key
+// its own buffer, so it ends exactly where the buffer does) and random seeds.
+template <class Check>
+void for_random_short_keys(uint64_t rng_seed, int trials, size_t max_len, Check&& check) {
+  std::mt19937_64 rng(rng_seed);
+  for (int trial = 0; trial < trials; ++trial) {
+    std::vector<std::byte> key(static_cast<size_t>(trial) % (max_len + 1));
+    for (auto& b : key) b = static_cast<std::byte>(rng());
+    check(std::span<const std::byte>(key), trial % 3 == 0 ? rng() : rng() % 100);
+  }
+}
+
 TEST(Murmur3, InlineShortKeysEqualTheGeneralPath) {
   // murmur3_x64_128 hashes keys of <= 16 bytes inline with overlapping loads; it must
-  // agree with the general block-and-tail code for every length and seed, including
-  // keys that end right at a page-like boundary (the buffer is exactly the key).
-  std::mt19937_64 rng(11);
-  for (int trial = 0; trial < 20000; ++trial) {
-    const size_t len = static_cast<size_t>(trial % 17);
-    std::vector<std::byte> key(len);
-    for (auto& b : key) b = static_cast<std::byte>(rng());
-    const auto seed = static_cast<uint32_t>(trial % 3 == 0 ? rng() : rng() % 100);
-    ASSERT_EQ(murmur3_x64_128(key, seed), detail::murmur3_x64_128_any(key, seed)) << "length " << len;
-  }
+  // agree with the general block-and-tail code for every length and seed.
+  for_random_short_keys(11, 20000, 16, [](Bytes key, uint64_t s) {
+    const auto seed = static_cast<uint32_t>(s);
+    ASSERT_EQ(murmur3_x64_128(key, seed), detail::murmur3_x64_128_any(key, seed)) << "length " << key.size();
+  });
 }
 
 TEST(Xxh3, InlineShortKeysEqualTheLibrary) {
   // Xxh3Hasher hashes keys of <= 16 bytes through xxHash's inlined short-input path;
   // it must equal the library's XXH3_64bits_withSeed for every length and seed.
-  std::mt19937_64 rng(12);
-  for (int trial = 0; trial < 40000; ++trial) {
-    const size_t len = static_cast<size_t>(trial % 18);
-    std::vector<std::byte> key(len);
-    for (auto& b : key) b = static_cast<std::byte>(rng());
-    const uint64_t seed = trial % 3 == 0 ? rng() : rng() % 100;
-    ASSERT_EQ(Xxh3Hasher{.seed = seed}(key), XXH3_64bits_withSeed(key.data(), key.size(), seed)) << "length " << len;
-  }
+  for_random_short_keys(12, 40000, 17, [](Bytes key, uint64_t seed) {
+    ASSERT_EQ(Xxh3Hasher{.seed = seed}(key), XXH3_64bits_withSeed(key.data(), key.size(), seed))
+        << "length " << key.size();
+  });
 }
 
 // The bits a key sets, by Guava's formulas written out directly (one division per probe).
