@@ -125,52 +125,57 @@ double best_cpu_ns(int repeats, F&& f) {
 
 inline volatile size_t g_sink;
 
-// Fills the measured columns of `row` for a structure already built with the keys.
-// Lookup timings are best_cpu_ns over the dataset's lookup sample (kLookupSample).
-// `contains(Bytes)` answers one key; `many(span<const Bytes>, span<bool>)` a batch
-// (pass nullptr-like std::function{} through `has_many` = false when not offered).
-template <class Contains, class Many>
-void measure_lookups(Row& row, const Dataset& d, int repeats, Contains&& contains, Many&& many, bool has_many) {
-  size_t fp = 0;
-  for (Bytes k : d.absent_views) fp += contains(k) ? 1 : 0;
-  row.fpp_measured = d.absent_views.empty() ? 0 : static_cast<double>(fp) / static_cast<double>(d.absent_views.size());
-  const std::span<const Bytes> present = d.probe_keys(), absent = d.probe_absent();
-  auto pass = [&](std::span<const Bytes> keys) {
-    size_t s = 0;
-    for (Bytes k : keys) s += contains(k);
-    g_sink = s;
-  };
-  std::unique_ptr<bool[]> out(new bool[1024]);
-  auto batch_pass = [&] {
-    size_t s = 0;
-    for (size_t i = 0; i < present.size(); i += 1024) {
-      const size_t m = std::min<size_t>(1024, present.size() - i);
-      s += many(present.subspan(i, m), std::span<bool>(out.get(), m));
-    }
-    g_sink = s;
-  };
-  // The three kinds of pass alternate, so a burst of interference spreads over all
-  // three instead of spoiling every pass of one.
-  pass(present);
-  double best[3] = {0, 0, 0};
-  for (int r = 0; r < std::max(kMinPasses, repeats); ++r) {
-    const double t[3] = {cpu_time_ns([&] { pass(present); }), cpu_time_ns([&] { pass(absent); }),
-                         has_many ? cpu_time_ns(batch_pass) : 0.0};
-    for (int i = 0; i < 3; ++i)
-      if (r == 0 || t[i] < best[i]) best[i] = t[i];
-  }
-  const auto per_key = [](double ns, size_t keys) { return ns / static_cast<double>(std::max<size_t>(keys, 1)); };
-  row.lookup_pos_ns = per_key(best[0], present.size());
-  row.lookup_neg_ns = per_key(best[1], absent.size());
-  if (has_many) row.batch_lookup_ns = per_key(best[2], present.size());
+// One lookup pass: how many of `keys` `contains` answers true for. Kept out of line so
+// the timed loop is compiled on its own, as a caller's loop would be, rather than
+// inside the large measuring function (where GCC spilled the structure's fields and
+// reloaded them on every key).
+template <class Contains>
+[[gnu::noinline]] size_t lookup_pass(std::span<const Bytes> keys, const Contains& contains) {
+  size_t s = 0;
+  for (Bytes k : keys) s += contains(k);
+  return s;
 }
 
-// measure_lookups for a structure with contains(key) and contains_many(keys, out).
+// A structure under measurement: its row, a lookup pass (returns how many keys it
+// answered true for) and, when it has one, its batched lookup.
+struct Contender {
+  Row* row;
+  std::function<size_t(std::span<const Bytes>)> pass;
+  std::function<size_t(std::span<const Bytes>, std::span<bool>)> many;  // empty: none
+};
+
+// Fills the measured columns of the contenders' rows (structures already built with
+// the keys), one structure after another, each having the caches to itself as a
+// structure in use would: the false-positive rate on all absent keys, then lookups on
+// the dataset's lookup sample (kLookupSample): an untimed warm-up (a present and an
+// absent pass), then max(repeats, kMinPasses) rounds of a timed present, absent and
+// batched pass, the three kinds alternating so that a burst of interference spreads
+// over all three; the least of each is reported (see best_cpu_ns). (Measuring two
+// structures in turns was tried: it makes them share the last-level cache, and the
+// one that reads fewer lines per key lost most.)
+void measure_contenders(std::span<Contender> contenders, const Dataset& d, int repeats);
+
+template <class Contains>
+Contender contender(Row& row, const Contains& contains) {
+  return {&row, [&contains](std::span<const Bytes> ks) { return lookup_pass(ks, contains); }, {}};
+}
+template <class Set>
+Contender set_contender(Row& row, const Set& s) {
+  return {&row, [&s](std::span<const Bytes> ks) { return lookup_pass(ks, [&s](Bytes k) { return s.contains(k); }); },
+          [&s](std::span<const Bytes> ks, std::span<bool> out) { return s.contains_many(ks, out); }};
+}
+
+// measure_contenders for one structure: `contains(Bytes)` answers one key.
+template <class Contains>
+void measure_lookups(Row& row, const Dataset& d, int repeats, const Contains& contains) {
+  Contender c = contender(row, contains);
+  measure_contenders(std::span(&c, 1), d, repeats);
+}
+// measure_contenders for one structure with contains(key) and contains_many(keys, out).
 template <class Set>
 void measure_set_lookups(Row& row, const Dataset& d, int repeats, const Set& s) {
-  measure_lookups(
-      row, d, repeats, [&](Bytes k) { return s.contains(k); },
-      [&](std::span<const Bytes> ks, std::span<bool> out) { return s.contains_many(ks, out); }, true);
+  Contender c = set_contender(row, s);
+  measure_contenders(std::span(&c, 1), d, repeats);
 }
 
 inline void finish_row(Row& row, const Dataset& d) {

@@ -2,8 +2,11 @@
 // same BloomFilter sized past the last-level cache to show what batching buys.
 #include <fmt/core.h>
 
+#include <vector>
+
 #include "amq/bloom_filter.hpp"
 #include "bench_table.hpp"
+#include "bloom_row.hpp"
 
 #if AMQ_HAVE_LIBBLOOM
 extern "C" {
@@ -15,46 +18,44 @@ namespace amq::bench {
 
 void bench_bloom(const Options& o, const Dataset& d, const Sink& sink) {
   const uint64_t n = d.keys.size();
-  {
-    Row row{.structure = "BloomFilter (Guava)", .fpp_target = o.fpp};
-    BloomFilter f = BloomFilter::create(n, o.fpp);
-    row.build_ns_per_key = median_ns(o.repeats, [&] {
-                             f = BloomFilter::create(n, o.fpp);
-                             for (Bytes k : d.key_views) f.insert(k);
-                           }) /
-                           static_cast<double>(n);
-    row.params = fmt::format("k={} bits={}", f.num_hashes(), f.bit_size());
-    row.bytes = f.size_in_bytes();
-    measure_set_lookups(row, d, o.repeats, f);
-    finish_row(row, d);
-    sink(row);
-  }
+  // amq's BloomFilter and libbloom, on the same keys; the row states the ratio.
+  Row row{.structure = "BloomFilter (Guava)", .fpp_target = o.fpp};
+  const BloomFilter f = build_bloom_row(row, d, o.repeats, o.fpp);
+  std::vector<Contender> contenders{set_contender(row, f)};
 #if AMQ_HAVE_LIBBLOOM
-  {
-    Row row{.structure = "libbloom (peer)", .fpp_target = o.fpp};
-    struct bloom b {};
-    bool ok = true;
-    row.build_ns_per_key = median_ns(o.repeats, [&] {
-                             if (b.ready) bloom_free(&b);
-                             ok = bloom_init(&b, static_cast<int>(n), o.fpp) == 0;
-                             if (!ok) return;
-                             for (Bytes k : d.key_views) bloom_add(&b, k.data(), static_cast<int>(k.size()));
-                           }) /
-                           static_cast<double>(n);
-    if (ok) {
-      row.params = fmt::format("k={} bits={}", b.hashes, static_cast<unsigned long long>(b.bits));
-      row.bytes = b.bytes;
-      measure_lookups(
-          row, d, o.repeats,
-          [&](Bytes k) { return bloom_check(&b, k.data(), static_cast<int>(k.size())) == 1; },
-          [](std::span<const Bytes>, std::span<bool>) { return size_t{0}; }, false);
-      finish_row(row, d);
-      bloom_free(&b);
-      sink(row);
-    }
+  Row peer{.structure = "libbloom (peer)", .fpp_target = o.fpp};
+  struct bloom b {};
+  bool ok = true;
+  peer.build_ns_per_key = median_ns(o.repeats, [&] {
+                            if (b.ready) bloom_free(&b);
+                            ok = bloom_init(&b, static_cast<int>(n), o.fpp) == 0;
+                            if (!ok) return;
+                            for (Bytes k : d.key_views) bloom_add(&b, k.data(), static_cast<int>(k.size()));
+                          }) /
+                          static_cast<double>(n);
+  const auto libbloom_contains = [&b](Bytes k) { return bloom_check(&b, k.data(), static_cast<int>(k.size())) == 1; };
+  if (ok) {
+    peer.params = fmt::format("k={} bits={}", b.hashes, static_cast<unsigned long long>(b.bits));
+    peer.bytes = b.bytes;
+    contenders.push_back(contender(peer, libbloom_contains));
+  } else {
+    peer.note = "skipped: bloom_init failed";
   }
 #else
-  sink(Row{.structure = "libbloom (peer)", .note = "skipped: libbloom-dev not installed"});
+  Row peer{.structure = "libbloom (peer)", .note = "skipped: libbloom-dev not installed"};
+  const bool ok = false;
+#endif
+  measure_contenders(contenders, d, o.repeats);
+  finish_row(row, d);
+  if (ok) {
+    finish_row(peer, d);
+    row.note = fmt::format("lookups vs libbloom: {:.2f}x (present) / {:.2f}x (absent) faster",
+                           peer.lookup_pos_ns / row.lookup_pos_ns, peer.lookup_neg_ns / row.lookup_neg_ns);
+  }
+  sink(row);
+  sink(peer);
+#if AMQ_HAVE_LIBBLOOM
+  if (b.ready) bloom_free(&b);
 #endif
   {
     // The same filter type, sized so its bits are 4x the last-level cache: every

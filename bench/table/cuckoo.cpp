@@ -18,6 +18,7 @@
 #include "amq/cuckoo_filter.hpp"
 #include "amq/scalable_cuckoo_filter.hpp"
 #include "bench_table.hpp"
+#include "bloom_row.hpp"
 
 namespace amq::bench {
 namespace {
@@ -152,21 +153,14 @@ void bench_cuckoo(const Options& o, const Dataset& d, const Sink& sink) {
   cuckoo.fpp_target = f.fpp_bound();
   cuckoo.bytes = f.size_in_bytes();
   cuckoo.params = fmt::format("m={} load {:.4f}", f.num_buckets(), f.load_factor());
-  measure_set_lookups(cuckoo, d, o.repeats, f);
-  finish_row(cuckoo, d);
   if (failed) cuckoo.note = fmt::format("{} inserts failed", failed);
 
   // The project's BloomFilter at the same target rate, same keys, same run.
   Row bloom{.structure = "BloomFilter (same fpp)", .fpp_target = cuckoo.fpp_target};
-  BloomFilter bf = BloomFilter::create(n, cuckoo.fpp_target);
-  bloom.build_ns_per_key = median_ns(o.repeats, [&] {
-                             bf = BloomFilter::create(n, cuckoo.fpp_target);
-                             for (Bytes k : d.key_views) bf.insert(k);
-                           }) /
-                           static_cast<double>(n);
-  bloom.bytes = bf.size_in_bytes();
-  bloom.params = fmt::format("k={} bits={}", bf.num_hashes(), bf.bit_size());
-  measure_set_lookups(bloom, d, o.repeats, bf);
+  const BloomFilter bf = build_bloom_row(bloom, d, o.repeats, cuckoo.fpp_target);
+  Contender both[2] = {set_contender(cuckoo, f), set_contender(bloom, bf)};
+  measure_contenders(both, d, o.repeats);
+  finish_row(cuckoo, d);
   finish_row(bloom, d);
   const double ratio_pos = bloom.lookup_pos_ns / cuckoo.lookup_pos_ns;
   const double ratio_neg = bloom.lookup_neg_ns / cuckoo.lookup_neg_ns;

@@ -74,15 +74,10 @@ struct TransparentHash {
 // Returns the mix time, ns per key.
 template <class Contains>
 double finish(Row& row, const Dataset& d, const Mix& mix, uint64_t raw, int repeats, Contains&& contains) {
-  measure_lookups(row, d, repeats, contains, [](std::span<const Bytes>, std::span<bool>) { return size_t{0}; },
-                  false);
+  measure_lookups(row, d, repeats, contains);
   // Thread CPU time, not wall time: on a shared machine the wall clock mostly
   // measures the neighbours.
-  const double mix_ns = best_cpu_ns(repeats, [&] {
-                         size_t s = 0;
-                         for (Bytes k : mix.keys) s += contains(k);
-                         g_sink = s;
-                       }) /
+  const double mix_ns = best_cpu_ns(repeats, [&] { g_sink = lookup_pass(mix.keys, contains); }) /
                        static_cast<double>(mix.keys.size());
   finish_row(row, d);
   row.note = fmt::format("{:.1f}% of raw key bytes; mix {:.1f} ns cpu{}{}", 100.0 * static_cast<double>(row.bytes) /

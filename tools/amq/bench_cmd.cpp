@@ -31,7 +31,7 @@ void add_bench(CLI::App& app, int& status) {
       fmt::print("data: {}\n",
                  o->b.synthetic ? fmt::format("{} random 64-bit keys", o->b.synthetic) : o->b.data);
       fmt::print(
-          "ns per key; lookups: {} keys from each of the present and absent lists, best of {} passes after a "
+          "ns per key; lookups: up to {} keys from each of the present and absent lists, best of {} passes after a "
           "warm-up, in thread CPU time; builds: median of {} in wall time\n\n",
           bench::kLookupSample, std::max(bench::kMinPasses, o->b.repeats), std::max(1, o->b.repeats));
       fmt::print("{:<28} {:>10} {:>12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n", "structure", "n", "bytes",
