@@ -40,7 +40,7 @@ void check_scalable_params(const ScalableParams& p, Errc code) {
 ScalableLayer make_scalable_layer(const ScalableParams& p, uint32_t i) {
   ScalableLayer l;
   l.geo = layer_geometry(p, i);
-  l.mod = FastMod64(l.geo.bits);
+  l.mod = FastMod63(l.geo.bits);
   l.words.assign(l.geo.bits / 64, 0);
   return l;
 }
@@ -67,7 +67,7 @@ std::vector<ScalableLayer> scalable_layers_from(const ScalableParams& p, std::ve
                                      std::to_string(items[i]) + " items, its capacity is " +
                                      std::to_string(g.capacity));
     layers[i].geo = g;
-    layers[i].mod = FastMod64(g.bits);
+    layers[i].mod = FastMod63(g.bits);
     layers[i].words = std::move(words[i]);
     layers[i].items = items[i];
   }
@@ -129,7 +129,7 @@ LoadedScalable load_scalable(std::span<const std::byte> file, uint32_t hasher_id
   for (uint32_t i = 0; i < num_layers; ++i) {
     ScalableLayer& l = out.layers[i];
     l.geo = layer_geometry(out.params, i);
-    l.mod = FastMod64(l.geo.bits);
+    l.mod = FastMod63(l.geo.bits);
     l.items = p.u64();
     if (l.items > l.geo.capacity)
       throw Error(Errc::corrupt, "scalable Bloom filter: layer " + std::to_string(i) + " claims " +

@@ -57,7 +57,7 @@ namespace detail {
 // One layer in memory: its geometry, the words of its bits, the keys it holds.
 struct ScalableLayer {
   LayerGeometry geo{};
-  FastMod64 mod{};
+  FastMod63 mod{};  // probes are below 2^38
   std::vector<uint64_t> words{};
   uint64_t items = 0;
 };
@@ -209,7 +209,6 @@ class BasicScalableBloomFilter {
 
   // Branch-free in groups of four probes, as BloomFilter::contains_hash (docs/design.md).
   static bool layer_contains(const detail::ScalableLayer& l, detail::ProbePair pp) noexcept {
-    const uint64_t m = l.mod.divisor();
     const uint32_t k = l.geo.hashes;
     const uint64_t* words = l.words.data();
     uint32_t j = 0;
@@ -217,7 +216,7 @@ class BasicScalableBloomFilter {
       uint64_t all = 1;
       const uint32_t end = std::min(k, j + 4);
       for (; j < end; ++j) {
-        const uint64_t bit = (pp.a + j * pp.b) % m;
+        const uint64_t bit = l.mod.mod(pp.a + j * pp.b);
         all &= words[bit >> 6] >> (bit & 63);
       }
       if ((all & 1) == 0) return false;
