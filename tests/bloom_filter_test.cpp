@@ -238,14 +238,18 @@ TEST(BloomFilter, ContainsManyAgreesWithContains) {
   const auto keys = test::random_keys(20'000, 3);
   auto f = BloomFilter::create(10'000, 0.05);
   for (size_t i = 0; i < keys.size(); i += 2) f.insert(keys[i]);
-  std::unique_ptr<bool[]> out(new bool[keys.size()]);
-  const size_t found = f.contains_many(keys, std::span<bool>(out.get(), keys.size()));
-  size_t expect = 0;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    ASSERT_EQ(out[i], f.contains(keys[i])) << i;
-    expect += out[i];
+  // Both paths: key by key (a filter this small) and prefetching (large filters).
+  for (const bool prefetched : {false, true}) {
+    std::unique_ptr<bool[]> out(new bool[keys.size()]);
+    const std::span<bool> o(out.get(), keys.size());
+    const size_t found = prefetched ? f.contains_many_prefetched(keys, o) : f.contains_many(keys, o);
+    size_t expect = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_EQ(out[i], f.contains(keys[i])) << i << (prefetched ? " prefetched" : "");
+      expect += out[i];
+    }
+    EXPECT_EQ(found, expect);
   }
-  EXPECT_EQ(found, expect);
   std::vector<uint64_t> ints = {1, 2, 3};
   bool o3[3];
   f.insert(uint64_t{2});

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "amq/detail/prefetch.hpp"
 #include "amq/hash.hpp"
 
 namespace amq::bench {
@@ -65,7 +66,7 @@ struct Options {
 
 Dataset load_dataset(const Options& options);
 std::string machine_description();
-size_t last_level_cache_bytes();
+using detail::last_level_cache_bytes;  // amq/detail/prefetch.hpp
 
 using Sink = std::function<void(const Row&)>;
 // Runs every registered bench; calls `sink` as each row is ready.

@@ -120,20 +120,6 @@ void measure_contenders(std::span<Contender> contenders, const Dataset& d, int r
   }
 }
 
-size_t last_level_cache_bytes() {
-  size_t best = 0;
-  for (int i = 0; i < 8; ++i) {
-    std::ifstream f(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", i));
-    std::string s;
-    if (!(f >> s) || s.empty()) continue;
-    size_t v = std::stoull(s);
-    if (s.back() == 'K') v <<= 10;
-    if (s.back() == 'M') v <<= 20;
-    best = std::max(best, v);
-  }
-  return best ? best : (32u << 20);
-}
-
 std::string machine_description() {
   std::string model = "unknown CPU";
   std::ifstream cpu("/proc/cpuinfo");

@@ -75,11 +75,21 @@ class BloomFilter {
   // True if the key may be in the set; false means surely absent (Guava's mightContain()).
   bool contains(KeyView key) const noexcept { return contains_hash(murmur3_x64_128(key.bytes())); }
 
-  // Batched contains: out[i] = contains(keys[i]); returns how many are true. Hashes a
-  // batch first and prefetches every word it will test, which pays once the filter is
-  // larger than the CPU caches. `keys` is any range of things KeyView accepts.
+  // Batched contains: out[i] = contains(keys[i]); returns how many are true. For a
+  // filter at least the size of the last-level cache it hashes a batch first and
+  // prefetches every word it will test, so the batch's misses overlap; a smaller filter
+  // is answered key by key (prefetching there only added work). `keys` is any range of
+  // things KeyView accepts.
   template <class Keys>
-  size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept;
+  size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
+    if (size_in_bytes() >= detail::last_level_cache_bytes()) return contains_many_prefetched(keys, out);
+    size_t found = 0, i = 0;
+    for (const auto& key : keys) found += out[i++] = contains(KeyView(key));
+    return found;
+  }
+  // contains_many's prefetching path, whatever the filter's size.
+  template <class Keys>
+  size_t contains_many_prefetched(const Keys& keys, std::span<bool> out) const noexcept;
 
   // Guava's putAll: OR of the bits. Throws Errc::incompatible unless both filters have
   // the same bit size, number of hashes and strategy.
@@ -211,7 +221,7 @@ class BloomFilter {
 };
 
 template <class Keys>
-size_t BloomFilter::contains_many(const Keys& keys, std::span<bool> out) const noexcept {
+size_t BloomFilter::contains_many_prefetched(const Keys& keys, std::span<bool> out) const noexcept {
   constexpr size_t kIndexes = 256;
   const size_t batch = std::max<size_t>(1, kIndexes / static_cast<size_t>(num_hashes_));
   Hash128 hashes[kIndexes];
