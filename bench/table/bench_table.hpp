@@ -148,12 +148,12 @@ struct Contender {
 // Fills the measured columns of the contenders' rows (structures already built with
 // the keys), one structure after another, each having the caches to itself as a
 // structure in use would: the false-positive rate on all absent keys, then lookups on
-// the dataset's lookup sample (kLookupSample): an untimed warm-up (a present and an
-// absent pass), then max(repeats, kMinPasses) rounds of a timed present, absent and
-// batched pass, the three kinds alternating so that a burst of interference spreads
-// over all three; the least of each is reported (see best_cpu_ns). (Measuring two
-// structures in turns was tried: it makes them share the last-level cache, and the
-// one that reads fewer lines per key lost most.)
+// the dataset's lookup sample (kLookupSample), present, absent and batched, each kind
+// timed by best_cpu_ns (a warm-up pass, then the least of max(repeats, kMinPasses)).
+// Two things were tried and dropped: measuring two structures in turns (they then
+// share the last-level cache, and the one that reads fewer lines per key lost most),
+// and alternating the three kinds of pass (the present sample's lines, read by two
+// kinds, stayed hotter than the absent sample's).
 void measure_contenders(std::span<Contender> contenders, const Dataset& d, int repeats);
 
 template <class Contains>
