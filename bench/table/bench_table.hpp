@@ -146,14 +146,16 @@ struct Contender {
 };
 
 // Fills the measured columns of the contenders' rows (structures already built with
-// the keys), one structure after another, each having the caches to itself as a
-// structure in use would: the false-positive rate on all absent keys, then lookups on
-// the dataset's lookup sample (kLookupSample), present, absent and batched, each kind
-// timed by best_cpu_ns (a warm-up pass, then the least of max(repeats, kMinPasses)).
-// Two things were tried and dropped: measuring two structures in turns (they then
-// share the last-level cache, and the one that reads fewer lines per key lost most),
-// and alternating the three kinds of pass (the present sample's lines, read by two
-// kinds, stayed hotter than the absent sample's).
+// the keys): the false-positive rate on all absent keys, then lookups on the dataset's
+// lookup sample (kLookupSample), present, absent and batched, in thread CPU time, the
+// least of at least max(repeats, kMinPasses) passes of each kind. The passes run in
+// rounds of blocks: in each round each contender in turn gets, for each kind, a
+// warm-up pass and three timed ones, so within a block the structure has the caches to
+// itself, and the contenders compared in one row alternate across rounds (a burst of
+// interference, lasting seconds, rarely spoils every round of one). Dropped: turns of
+// single passes (the structures then shared the last-level cache, and the one reading
+// fewer lines per key lost most), and alternating the kinds of pass (the present
+// sample's lines, read by two kinds, stayed hotter than the absent sample's).
 void measure_contenders(std::span<Contender> contenders, const Dataset& d, int repeats);
 
 template <class Contains>
