@@ -47,12 +47,24 @@ struct Dataset {
   std::vector<std::string> absent; // distinct, none in keys
   std::vector<Bytes> key_views, absent_views;  // into the arenas below
   std::vector<std::byte> key_arena, absent_arena;
+  // Synthetic data: the keys are 64-bit integers, and lookups pass them as uint64_t
+  // (the API's integer key, hashed as its 8 little-endian bytes: the same bits as
+  // the byte views), as a caller holding integers would. Peers without an integer
+  // API get the same 8 bytes.
+  bool u64 = false;
+  std::vector<uint64_t> key_u64, absent_u64;  // when u64: the keys' values, same order
   void make_views();
   std::span<const Bytes> probe_keys() const {
     return std::span<const Bytes>(key_views).first(std::min(key_views.size(), kLookupSample));
   }
   std::span<const Bytes> probe_absent() const {
     return std::span<const Bytes>(absent_views).first(std::min(absent_views.size(), kLookupSample));
+  }
+  std::span<const uint64_t> probe_keys_u64() const {
+    return std::span<const uint64_t>(key_u64).first(std::min(key_u64.size(), kLookupSample));
+  }
+  std::span<const uint64_t> probe_absent_u64() const {
+    return std::span<const uint64_t>(absent_u64).first(std::min(absent_u64.size(), kLookupSample));
   }
 };
 
@@ -130,10 +142,10 @@ inline volatile size_t g_sink;
 // the timed loop is compiled on its own, as a caller's loop would be, rather than
 // inside the large measuring function (where GCC spilled the structure's fields and
 // reloaded them on every key).
-template <class Contains>
-[[gnu::noinline]] size_t lookup_pass(std::span<const Bytes> keys, const Contains& contains) {
+template <class Key, class Contains>
+[[gnu::noinline]] size_t lookup_pass(std::span<const Key> keys, const Contains& contains) {
   size_t s = 0;
-  for (Bytes k : keys) s += contains(k);
+  for (const Key& k : keys) s += contains(k);
   return s;
 }
 
@@ -143,6 +155,9 @@ struct Contender {
   Row* row;
   std::function<size_t(std::span<const Bytes>)> pass;
   std::function<size_t(std::span<const Bytes>, std::span<bool>)> many;  // empty: none
+  // The same with uint64_t keys (Dataset::u64); empty: the structure takes bytes only.
+  std::function<size_t(std::span<const uint64_t>)> pass_u64{};
+  std::function<size_t(std::span<const uint64_t>, std::span<bool>)> many_u64{};
 };
 
 // Fills the measured columns of the contenders' rows (structures already built with
@@ -165,7 +180,9 @@ Contender contender(Row& row, const Contains& contains) {
 template <class Set>
 Contender set_contender(Row& row, const Set& s) {
   return {&row, [&s](std::span<const Bytes> ks) { return lookup_pass(ks, [&s](Bytes k) { return s.contains(k); }); },
-          [&s](std::span<const Bytes> ks, std::span<bool> out) { return s.contains_many(ks, out); }};
+          [&s](std::span<const Bytes> ks, std::span<bool> out) { return s.contains_many(ks, out); },
+          [&s](std::span<const uint64_t> ks) { return lookup_pass(ks, [&s](uint64_t k) { return s.contains(k); }); },
+          [&s](std::span<const uint64_t> ks, std::span<bool> out) { return s.contains_many(ks, out); }};
 }
 
 // measure_contenders for one structure: `contains(Bytes)` answers one key.

@@ -77,7 +77,7 @@ double finish(Row& row, const Dataset& d, const Mix& mix, uint64_t raw, int repe
   measure_lookups(row, d, repeats, contains);
   // Thread CPU time, not wall time: on a shared machine the wall clock mostly
   // measures the neighbours.
-  const double mix_ns = best_cpu_ns(repeats, [&] { g_sink = lookup_pass(mix.keys, contains); }) /
+  const double mix_ns = best_cpu_ns(repeats, [&] { g_sink = lookup_pass(std::span<const Bytes>(mix.keys), contains); }) /
                        static_cast<double>(mix.keys.size());
   finish_row(row, d);
   row.note = fmt::format("{:.1f}% of raw key bytes; mix {:.1f} ns cpu{}{}", 100.0 * static_cast<double>(row.bytes) /

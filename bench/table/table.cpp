@@ -48,6 +48,19 @@ void Dataset::make_views() {
   };
   fill(keys, key_arena, key_views);
   fill(absent, absent_arena, absent_views);
+  auto values = [](const std::vector<Bytes>& views, std::vector<uint64_t>& out) {
+    out.clear();
+    out.reserve(views.size());
+    for (Bytes v : views) {
+      uint64_t x = 0;
+      std::memcpy(&x, v.data(), 8);
+      out.push_back(x);
+    }
+  };
+  if (u64) {
+    values(key_views, key_u64);
+    values(absent_views, absent_u64);
+  }
 }
 
 Dataset load_dataset(const Options& o) {
@@ -55,6 +68,7 @@ Dataset load_dataset(const Options& o) {
   if (o.synthetic > 0) {
     // splitmix64 is a bijection, so keys i < n and i >= n never collide.
     d.name = fmt::format("synthetic: {} random 64-bit keys", o.synthetic);
+    d.u64 = true;
     d.keys.reserve(o.synthetic);
     for (uint64_t i = 0; i < o.synthetic; ++i) d.keys.push_back(u64_key(splitmix64(i)));
     const uint64_t m = std::max<uint64_t>(o.synthetic, 1'000'000);
@@ -92,8 +106,9 @@ void measure_contenders(std::span<Contender> contenders, const Dataset& d, int r
   const std::span<const Bytes> present = d.probe_keys(), absent = d.probe_absent();
   std::unique_ptr<bool[]> out(new bool[1024]);
   const auto per_key = [](double ns, size_t keys) { return ns / static_cast<double>(std::max<size_t>(keys, 1)); };
+  const std::span<const uint64_t> present_u64 = d.probe_keys_u64(), absent_u64 = d.probe_absent_u64();
   for (const Contender& c : contenders) {
-    const size_t fp = c.pass(d.absent_views);
+    const size_t fp = d.u64 && c.pass_u64 ? c.pass_u64(d.absent_u64) : c.pass(d.absent_views);
     c.row->fpp_measured =
         d.absent_views.empty() ? 0 : static_cast<double>(fp) / static_cast<double>(d.absent_views.size());
   }
@@ -107,16 +122,19 @@ void measure_contenders(std::span<Contender> contenders, const Dataset& d, int r
   for (int r = 0; r < rounds; ++r) {
     for (size_t j = 0; j < contenders.size(); ++j) {
       const Contender& c = contenders[j];
+      const bool u64 = d.u64 && c.pass_u64 && c.many_u64;
       auto batch_pass = [&] {
         size_t s = 0;
         for (size_t i = 0; i < present.size(); i += 1024) {
           const size_t m = std::min<size_t>(1024, present.size() - i);
-          s += c.many(present.subspan(i, m), std::span<bool>(out.get(), m));
+          const std::span<bool> o(out.get(), m);
+          s += u64 ? c.many_u64(present_u64.subspan(i, m), o) : c.many(present.subspan(i, m), o);
         }
         g_sink = s;
       };
-      const std::array<std::function<void()>, 3> kinds = {[&] { g_sink = c.pass(present); },
-                                                           [&] { g_sink = c.pass(absent); }, batch_pass};
+      const std::array<std::function<void()>, 3> kinds = {
+          [&] { g_sink = u64 ? c.pass_u64(present_u64) : c.pass(present); },
+          [&] { g_sink = u64 ? c.pass_u64(absent_u64) : c.pass(absent); }, batch_pass};
       for (int k = 0; k < 3; ++k) {
         if (k == 2 && !c.many) continue;
         kinds[k]();  // warm-up

@@ -29,7 +29,10 @@ void add_bench(CLI::App& app, int& status) {
     } else {
       fmt::print("amq bench — {}\n", bench::machine_description());
       fmt::print("data: {}\n",
-                 o->b.synthetic ? fmt::format("{} random 64-bit keys", o->b.synthetic) : o->b.data);
+                 o->b.synthetic ? fmt::format("{} random 64-bit keys, passed as uint64_t (peers without an integer "
+                                                "API get the same 8 bytes)",
+                                                o->b.synthetic)
+                                  : o->b.data);
       fmt::print(
           "ns per key; lookups: up to {} keys from each of the present and absent lists, best of {} passes after a "
           "warm-up, in thread CPU time; builds: median of {} in wall time\n\n",
