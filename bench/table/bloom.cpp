@@ -71,7 +71,7 @@ void bench_bloom(const Options& o, const Dataset& d, const Sink& sink) {
     row.params = fmt::format("k={} bits={} (capacity {})", f.num_hashes(), f.bit_size(), capacity);
     row.bytes = f.size_in_bytes();
     row.note = fmt::format("filter {} MiB = 4x LLC, holding the {} keys", row.bytes >> 20, n);
-    measure_set_lookups(row, d, o.repeats, f);
+    measure_set_lookups(row, d, o.repeats, f, kBeyondCacheSample);
     finish_row(row, d);
     sink(row);
   }

@@ -11,7 +11,7 @@ namespace {
 
 template <class Filter>
 void blocked_row(const Options& o, const Dataset& d, const Sink& sink, const char* name, bool avx2, uint64_t capacity,
-                 std::string note) {
+                 std::string note, size_t sample = kLookupSample) {
   const uint64_t n = d.keys.size();
   Row row{.structure = name, .fpp_target = o.fpp};
   Filter f = Filter::create(capacity, o.fpp);
@@ -25,7 +25,7 @@ void blocked_row(const Options& o, const Dataset& d, const Sink& sink, const cha
   row.params = fmt::format("blocks={} bits={}{}", f.num_blocks(), f.bit_size(), f.uses_avx2() ? " sse2/avx2" : f.uses_simd() ? " sse2" : " portable");
   row.bytes = f.size_in_bytes();
   row.note = std::move(note);
-  measure_set_lookups(row, d, o.repeats, f);
+  measure_set_lookups(row, d, o.repeats, f, sample);
   finish_row(row, d);
   sink(row);
 }
@@ -42,7 +42,8 @@ void bench_bloom_family(const Options& o, const Dataset& d, const Sink& sink) {
     const size_t llc = last_level_cache_bytes();
     const uint64_t capacity = static_cast<uint64_t>(4.0 * static_cast<double>(llc) * 8 / 10.6);
     blocked_row<BlockedBloomFilter>(o, d, sink, "BlockedBloomFilter > LLC", true, std::max(capacity, n),
-                                    fmt::format("filter = 4x LLC (capacity {}), holding the {} keys", capacity, n));
+                                    fmt::format("filter = 4x LLC (capacity {}), holding the {} keys", capacity, n),
+                                    kBeyondCacheSample);
   }
   {
     // Grown from 1/100 of the keys (the 100x test): 7 layers, 1 + 2 + ... + 64

@@ -102,11 +102,12 @@ Dataset load_dataset(const Options& o) {
   return d;
 }
 
-void measure_contenders(std::span<Contender> contenders, const Dataset& d, int repeats) {
-  const std::span<const Bytes> present = d.probe_keys(), absent = d.probe_absent();
+void measure_contenders(std::span<Contender> contenders, const Dataset& d, int repeats, size_t sample) {
+  const std::span<const Bytes> present = d.probe_keys(sample), absent = d.probe_absent(sample);
   std::unique_ptr<bool[]> out(new bool[1024]);
   const auto per_key = [](double ns, size_t keys) { return ns / static_cast<double>(std::max<size_t>(keys, 1)); };
-  const std::span<const uint64_t> present_u64 = d.probe_keys_u64(), absent_u64 = d.probe_absent_u64();
+  const std::span<const uint64_t> present_u64 = d.probe_keys_u64(sample),
+                                   absent_u64 = d.probe_absent_u64(sample);
   for (const Contender& c : contenders) {
     const size_t fp = d.u64 && c.pass_u64 ? c.pass_u64(d.absent_u64) : c.pass(d.absent_views);
     c.row->fpp_measured =
