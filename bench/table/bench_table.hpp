@@ -73,7 +73,7 @@ struct Dataset {
 struct Options {
   std::string data = "/usr/share/dict/words";
   uint64_t synthetic = 0;  // > 0: that many random 64-bit keys instead of the file
-  int repeats = 3;         // timings are the median of this many runs
+  int repeats = 3;         // builds: the median of this many; lookups: see measure_contenders
   double fpp = 0.01;
   std::string only;        // run only structures whose name contains this
 };
@@ -175,6 +175,11 @@ struct Contender {
 // sample's lines, read by two kinds, stayed hotter than the absent sample's).
 void measure_contenders(std::span<Contender> contenders, const Dataset& d, int repeats,
                         size_t sample = kLookupSample);
+inline constexpr int kPassesPerBlock = 3;
+// How many timed passes of each kind measure_contenders takes (whole rounds).
+inline int lookup_passes(int repeats) {
+  return (std::max(kMinPasses, repeats) + kPassesPerBlock - 1) / kPassesPerBlock * kPassesPerBlock;
+}
 
 template <class Contains>
 Contender contender(Row& row, const Contains& contains) {

@@ -117,8 +117,7 @@ void measure_contenders(std::span<Contender> contenders, const Dataset& d, int r
   // timed kPassesPerBlock times after a warm-up pass of that kind. Within a block the
   // structure has the caches to itself; across rounds the contenders alternate, so a
   // burst of interference (they last seconds) rarely spoils all of one's rounds.
-  constexpr int kPassesPerBlock = 3;
-  const int rounds = (std::max(kMinPasses, repeats) + kPassesPerBlock - 1) / kPassesPerBlock;
+  const int rounds = lookup_passes(repeats) / kPassesPerBlock;
   std::vector<std::array<double, 3>> best(contenders.size(), {0, 0, 0});
   for (int r = 0; r < rounds; ++r) {
     for (size_t j = 0; j < contenders.size(); ++j) {
