@@ -7,12 +7,6 @@
 #include "amq/error.hpp"
 #include "amq/format.hpp"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define AMQ_SBBF_X86 1
-#else
-#define AMQ_SBBF_X86 0
-#endif
 
 namespace amq::detail::sbbf {
 namespace {
@@ -20,21 +14,7 @@ namespace {
 // Headroom of the sizing: the model rate at n keys is at most this fraction of fpp.
 constexpr double kHeadroom = 0.97;
 
-#if AMQ_SBBF_X86
-__attribute__((target("avx2"))) inline __m256i mask_avx2(uint32_t key) noexcept {
-  const __m256i salt = _mm256_setr_epi32(static_cast<int>(kSalt[0]), static_cast<int>(kSalt[1]),
-                                         static_cast<int>(kSalt[2]), static_cast<int>(kSalt[3]),
-                                         static_cast<int>(kSalt[4]), static_cast<int>(kSalt[5]),
-                                         static_cast<int>(kSalt[6]), static_cast<int>(kSalt[7]));
-  const __m256i product = _mm256_mullo_epi32(_mm256_set1_epi32(static_cast<int>(key)), salt);
-  return _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32(product, 27));
-}
-
-__attribute__((target("avx2"))) inline bool block_has_avx2(const Block& b, uint32_t key) noexcept {
-  const __m256i words = _mm256_load_si256(reinterpret_cast<const __m256i*>(b.w));
-  return _mm256_testc_si256(words, mask_avx2(key)) != 0;  // (~words & mask) == 0
-}
-
+#if AMQ_SBBF_SSE2
 __attribute__((target("avx2"))) size_t contains_hashes_avx2(const Block* blocks, uint64_t num_blocks,
                                                              const uint64_t* hashes, size_t m, bool* out) noexcept {
   size_t found = 0;
@@ -50,7 +30,7 @@ __attribute__((target("avx2"))) size_t contains_hashes_avx2(const Block* blocks,
 }  // namespace
 
 bool cpu_has_avx2() noexcept {
-#if AMQ_SBBF_X86
+#if AMQ_SBBF_SSE2
   static const bool has = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") != 0;
@@ -61,7 +41,7 @@ bool cpu_has_avx2() noexcept {
 #endif
 }
 
-#if AMQ_SBBF_X86
+#if AMQ_SBBF_SSE2
 __attribute__((target("avx2"))) void insert_avx2(Block& b, uint32_t key) noexcept {
   __m256i* p = reinterpret_cast<__m256i*>(b.w);
   _mm256_store_si256(p, _mm256_or_si256(_mm256_load_si256(p), mask_avx2(key)));
@@ -76,7 +56,7 @@ bool contains_avx2(const Block& b, uint32_t key) noexcept { return contains_port
 
 size_t contains_hashes(const Block* blocks, uint64_t num_blocks, const uint64_t* hashes, size_t m, bool* out,
                        bool avx2) noexcept {
-#if AMQ_SBBF_X86
+#if AMQ_SBBF_SSE2
   if (avx2) return contains_hashes_avx2(blocks, num_blocks, hashes, m, out);
 #else
   (void)avx2;

@@ -54,7 +54,7 @@
 #include "amq/hash.hpp"
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
-#include <emmintrin.h>
+#include <immintrin.h>
 #define AMQ_SBBF_SSE2 1
 #else
 #define AMQ_SBBF_SSE2 0
@@ -116,16 +116,20 @@ inline bool contains_sse2(const Block& b, uint32_t key) noexcept {
 }
 #endif
 
-#if AMQ_SBBF_SSE2 && defined(__AVX2__)
-// Where the including code is compiled for AVX2 (-mavx2, -march=x86-64-v3 or native):
-// eight multiplies, shifts and the test in one register each, inline.
-inline bool contains_avx2_inline(const Block& b, uint32_t key) noexcept {
+#if AMQ_SBBF_SSE2
+// The AVX2 kernel: the eight lanes' bits in one register. Compiled for AVX2 whatever
+// the build targets, so the out-of-line run-time-dispatched kernels (inserts, batches)
+// and, where the including code is itself compiled for AVX2, contains_vector share it.
+[[gnu::target("avx2")]] inline __m256i mask_avx2(uint32_t key) noexcept {
   const __m256i salt = _mm256_setr_epi32(
       static_cast<int>(kSalt[0]), static_cast<int>(kSalt[1]), static_cast<int>(kSalt[2]), static_cast<int>(kSalt[3]),
       static_cast<int>(kSalt[4]), static_cast<int>(kSalt[5]), static_cast<int>(kSalt[6]), static_cast<int>(kSalt[7]));
-  const __m256i bit = _mm256_srli_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(static_cast<int>(key)), salt), 27);
-  const __m256i mask = _mm256_sllv_epi32(_mm256_set1_epi32(1), bit);
-  return _mm256_testc_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(b.w)), mask);
+  const __m256i product = _mm256_mullo_epi32(_mm256_set1_epi32(static_cast<int>(key)), salt);
+  return _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32(product, 27));
+}
+[[gnu::target("avx2")]] inline bool block_has_avx2(const Block& b, uint32_t key) noexcept {
+  const __m256i words = _mm256_load_si256(reinterpret_cast<const __m256i*>(b.w));
+  return _mm256_testc_si256(words, mask_avx2(key)) != 0;  // (~words & mask) == 0
 }
 #endif
 
@@ -133,7 +137,7 @@ inline bool contains_avx2_inline(const Block& b, uint32_t key) noexcept {
 // for it, else SSE2 where the build targets x86 (its baseline), else portable.
 inline bool contains_vector(const Block& b, uint32_t key) noexcept {
 #if AMQ_SBBF_SSE2 && defined(__AVX2__)
-  return contains_avx2_inline(b, key);
+  return block_has_avx2(b, key);
 #elif AMQ_SBBF_SSE2
   return contains_sse2(b, key);
 #else
