@@ -86,8 +86,7 @@ BloomFilter::BloomFilter(uint64_t num_words, int num_hashes, GuavaStrategy strat
   if (strategy != GuavaStrategy::murmur128_mitz_32 && strategy != GuavaStrategy::murmur128_mitz_64)
     throw Error(Errc::invalid_argument, "unknown strategy");
   words_.assign(num_words, 0);
-  bit_size_ = num_words * 64;
-  mod_ = detail::FastMod63(bit_size_);
+  mod_ = detail::FastMod63(num_words * 64);
 }
 
 void BloomFilter::merge(const BloomFilter& other) {

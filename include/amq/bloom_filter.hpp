@@ -145,7 +145,7 @@ class BloomFilter {
         case 10: return probe_mitz64<10>(h);
         case 11: return probe_mitz64<11>(h);
         case 12: return probe_mitz64<12>(h);
-        default: return probe_mitz64_any(h);
+        default: return probe_mitz64<0>(h);
       }
     }
     return for_each_index(h, [&](uint64_t bit) { return (words_[bit >> 6] >> (bit & 63)) & 1; });
@@ -155,49 +155,35 @@ class BloomFilter {
   // MITZ_64 probing, branch-free in groups of four probes: the loads of a group
   // overlap, and an absent key (usually caught by the first group) costs one
   // well-predicted branch instead of a mispredicted exit at a random probe.
+  // MITZ_64's bit for one value of `combined` (Guava: (combined & Long.MAX_VALUE) % m).
+  uint64_t mitz64_bit(uint64_t combined) const noexcept { return mod_.mod(combined & 0x7fffffffffffffffULL); }
   bool probe_bit(uint64_t combined) const noexcept {
-    const uint64_t bit = mod_.mod(combined & 0x7fffffffffffffffULL);
+    const uint64_t bit = mitz64_bit(combined);
     return (words_[bit >> 6] >> (bit & 63)) & 1;
   }
+  // K probes, unrolled; K = 0: num_hashes_ probes in a loop.
   template <int K>
   bool probe_mitz64(Hash128 h) const noexcept {
+    const int k = K ? K : num_hashes_;
     uint64_t combined = h.low;
     bool all = true;
 #pragma GCC unroll 16
-    for (int i = 0; i < K; ++i) {
+    for (int i = 0; i < k; ++i) {
       all &= probe_bit(combined);
       combined += h.high;
-      if (i % 4 == 3 && i + 1 < K && !all) return false;
+      if (i % 4 == 3 && i + 1 < k && !all) return false;
     }
     return all;
-  }
-  bool probe_mitz64_any(Hash128 h) const noexcept {
-    const int k = num_hashes_;
-    uint64_t combined = h.low;
-    int i = 0;
-    while (true) {
-      bool all = true;
-      const int end = std::min(k, i + 4);
-      for (; i < end; ++i) {
-        all &= probe_bit(combined);
-        combined += h.high;
-      }
-      if (!all) return false;
-      if (i == k) return true;
-    }
   }
 
   // Calls f(bit) for the key's k bit indexes in Guava's order; stops early, returning
   // false, when f returns false.
   template <class F>
   bool for_each_index(Hash128 h, F&& f) const noexcept {
-    // A plain 64-bit remainder: on current x86 cores the divider is pipelined and
-    // beats both multiply-based exact reduction and an incremental remainder chain
-    // (measured: bench/bloom_bench.cpp, amq bench).
     if (strategy_ == GuavaStrategy::murmur128_mitz_64) {
       uint64_t combined = h.low;
       for (int i = 0; i < num_hashes_; ++i) {
-        if (!f(mod_.mod(combined & 0x7fffffffffffffffULL))) return false;
+        if (!f(mitz64_bit(combined))) return false;
         combined += h.high;
       }
       return true;
@@ -216,8 +202,7 @@ class BloomFilter {
   std::vector<uint64_t, detail::HugePageAllocator<uint64_t>> words_;  // huge pages when large
   int num_hashes_;
   GuavaStrategy strategy_;
-  uint64_t bit_size_;
-  detail::FastMod63 mod_;  // % bit_size_ by multiplication: probes are < 2^63
+  detail::FastMod63 mod_;  // % bit_size() by multiplication: probes are < 2^63
 };
 
 template <class Keys>
