@@ -77,8 +77,27 @@ namespace detail {
 // whenever the wrapper itself is inlined, so this calls the library's own short-input
 // function, which XXH_INLINE_ALL makes visible and force-inlines. It is exactly what
 // XXH3_64bits_withSeed does for len <= 16 (tested for every length).
+// Keys of 4 to 8 bytes (amq's uint64_t keys among them) take xxHash's 4-to-8 formula
+// written out here: the library's final mix (XXH3_rrmxmx) is a plain static function
+// that gcc leaves out of line, a call in every lookup.
+#if XXH_VERSION_NUMBER >= 800
+[[gnu::always_inline]] inline uint64_t xxh3_64_4to8(const void* p, size_t len, uint64_t seed) noexcept {
+  uint32_t lo, hi;
+  std::memcpy(&lo, p, 4);
+  std::memcpy(&hi, static_cast<const unsigned char*>(p) + len - 4, 4);
+  seed ^= static_cast<uint64_t>(__builtin_bswap32(static_cast<uint32_t>(seed))) << 32;
+  const uint64_t flip = XXH_readLE64(XXH3_kSecret + 8) ^ XXH_readLE64(XXH3_kSecret + 16);
+  uint64_t h = (hi + (static_cast<uint64_t>(lo) << 32)) ^ (flip - seed);
+  h ^= std::rotl(h, 49) ^ std::rotl(h, 24);
+  h *= 0x9FB21C651E98DF25ULL;
+  h ^= (h >> 35) + len;
+  h *= 0x9FB21C651E98DF25ULL;
+  return h ^ (h >> 28);
+}
+#endif
 [[gnu::always_inline]] inline uint64_t xxh3_64_short(const void* p, size_t len, uint64_t seed) noexcept {
 #if XXH_VERSION_NUMBER >= 800
+  if (len - 4 <= 4) return xxh3_64_4to8(p, len, seed);
   return XXH3_len_0to16_64b(static_cast<const xxh_u8*>(p), len, XXH3_kSecret, seed);
 #else
   return XXH3_64bits_withSeed(p, len, seed);
