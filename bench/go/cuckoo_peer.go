@@ -2,8 +2,9 @@
 // Debian's golang-github-seiflotfy-cuckoofilter-dev) timed on the keys `amq bench`
 // uses. Built by the bench in GOPATH mode (GO111MODULE=off), offline.
 //
-// Usage: cuckoo_peer KEYS ABSENT REPEATS SAMPLE (builds: the median of REPEATS runs;
-// lookups: the first SAMPLE keys of each file, timed as amq bench times its own rows)
+// Usage: cuckoo_peer KEYS ABSENT REPEATS SAMPLE [PROBE] (builds: the median of REPEATS
+// runs; lookups: the first SAMPLE keys of ABSENT and of PROBE — the present keys to
+// look up, by default KEYS — timed as amq bench times its own rows)
 // Each file is a sequence of keys, each a 4-byte little-endian length and the bytes.
 // Prints one line of key=value pairs that bench/table/cuckoo.cpp parses:
 //   n=... inserted=... buckets=... bytes=... build_ns=... pos_ns=... neg_ns=... fp=... absent=...
@@ -64,8 +65,8 @@ func least(xs []float64) float64 {
 
 func main() {
 	runtime.LockOSThread()
-	if len(os.Args) != 5 {
-		fmt.Fprintln(os.Stderr, "usage: cuckoo_peer KEYS ABSENT REPEATS SAMPLE")
+	if len(os.Args) != 5 && len(os.Args) != 6 {
+		fmt.Fprintln(os.Stderr, "usage: cuckoo_peer KEYS ABSENT REPEATS SAMPLE [PROBE]")
 		os.Exit(2)
 	}
 	keys := readKeys(os.Args[1])
@@ -81,6 +82,9 @@ func main() {
 		sample = 1
 	}
 	probeKeys, probeAbsent := keys, absent
+	if len(os.Args) == 6 {
+		probeKeys = readKeys(os.Args[5])
+	}
 	if len(probeKeys) > sample {
 		probeKeys = probeKeys[:sample]
 	}

@@ -70,16 +70,41 @@ std::string build_go_peer(std::string& why) {
   return bin.string();
 }
 
-void write_keys(const fs::path& path, const std::vector<std::string>& keys) {
+template <class Keys>
+void write_keys(const fs::path& path, const Keys& keys) {
   std::ofstream out(path, std::ios::binary);
   for (const auto& k : keys) {
     const auto n = static_cast<uint32_t>(k.size());
     out.write(reinterpret_cast<const char*>(&n), 4);
-    out.write(k.data(), static_cast<std::streamsize>(k.size()));
+    out.write(reinterpret_cast<const char*>(k.data()), static_cast<std::streamsize>(k.size()));
   }
 }
 
-void go_peer_row(const Options& o, const Dataset& d, const Row& amq_row, const Sink& sink) {
+// Runs the Go peer once; its key=value output, or an empty map.
+std::map<std::string, double> run_go_peer(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    if (::pclose(p) != 0) out.clear();
+  }
+  std::map<std::string, double> v;
+  std::istringstream in(out);
+  for (std::string kv; in >> kv;) {
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos) v[kv.substr(0, eq)] = std::atof(kv.c_str() + eq + 1);
+  }
+  if (!v.count("pos_ns") || !v.count("neg_ns") || !v.count("absent") || v["absent"] <= 0) v.clear();
+  return v;
+}
+
+// The Go peer's row. The peer is a separate process, so it cannot share amq's rounds
+// of blocks; instead it runs kGoRounds times, each run followed at once by a
+// re-measurement of amq's filter (`remeasure`), and each side keeps its least times.
+// A burst of interference then rarely favours one side.
+void go_peer_row(const Options& o, const Dataset& d, const Row& amq_row, const std::function<Row()>& remeasure,
+                 const Sink& sink) {
+  constexpr int kGoRounds = 3;
   Row row{.structure = "seiflotfy/cuckoofilter (Go)", .fpp_target = 8.0 / 255};
   std::string why;
   const std::string bin = build_go_peer(why);
@@ -95,25 +120,31 @@ void go_peer_row(const Options& o, const Dataset& d, const Row& amq_row, const S
   const fs::path tmp = tmpl;
   write_keys(tmp / "keys", d.keys);
   write_keys(tmp / "absent", d.absent);
-  const std::string cmd = shell_quote(bin) + " " + shell_quote((tmp / "keys").string()) + " " +
-                          shell_quote((tmp / "absent").string()) + " " + std::to_string(o.repeats) + " " +
-                          std::to_string(kLookupSample);
-  std::string out;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    if (::pclose(p) != 0) out.clear();
+  write_keys(tmp / "probe", d.probe_keys());  // the present keys amq's rows look up
+  auto command = [&](int build_repeats) {
+    return shell_quote(bin) + " " + shell_quote((tmp / "keys").string()) + " " +
+           shell_quote((tmp / "absent").string()) + " " + std::to_string(build_repeats) + " " +
+           std::to_string(kLookupSample) + " " + shell_quote((tmp / "probe").string());
+  };
+  std::map<std::string, double> v = run_go_peer(command(o.repeats));
+  Row amq = amq_row;
+  for (int r = 1; r < kGoRounds && !v.empty(); ++r) {
+    const Row again = remeasure();
+    amq.lookup_pos_ns = std::min(amq.lookup_pos_ns, again.lookup_pos_ns);
+    amq.lookup_neg_ns = std::min(amq.lookup_neg_ns, again.lookup_neg_ns);
+    amq.batch_lookup_ns = std::min(amq.batch_lookup_ns, again.batch_lookup_ns);
+    const std::map<std::string, double> w = run_go_peer(command(1));
+    if (w.empty()) {
+      v.clear();
+      break;
+    }
+    v["pos_ns"] = std::min(v["pos_ns"], w.at("pos_ns"));
+    v["neg_ns"] = std::min(v["neg_ns"], w.at("neg_ns"));
   }
   std::error_code ec;
   fs::remove_all(tmp, ec);
-  std::map<std::string, double> v;
-  std::istringstream in(out);
-  for (std::string kv; in >> kv;) {
-    const auto eq = kv.find('=');
-    if (eq != std::string::npos) v[kv.substr(0, eq)] = std::atof(kv.c_str() + eq + 1);
-  }
-  if (!v.count("pos_ns") || !v.count("absent") || v["absent"] <= 0) {
-    sink(Row{.structure = row.structure, .note = "skipped: the Go peer did not answer (" + out + ")"});
+  if (v.empty()) {
+    sink(Row{.structure = row.structure, .note = "skipped: the Go peer did not answer"});
     return;
   }
   row.bytes = static_cast<uint64_t>(v["bytes"]);
@@ -128,9 +159,10 @@ void go_peer_row(const Options& o, const Dataset& d, const Row& amq_row, const S
     row.note = fmt::format("{} of {} inserts failed; ", static_cast<uint64_t>(v["n"] - v["inserted"]),
                            static_cast<uint64_t>(v["n"]));
   row.note += fmt::format(
-      "amq CuckooFilter lookups {:.2f}x (present) / {:.2f}x (absent) faster, batched {:.2f}x (present)",
-      row.lookup_pos_ns / amq_row.lookup_pos_ns, row.lookup_neg_ns / amq_row.lookup_neg_ns,
-      amq_row.batch_lookup_ns > 0 ? row.lookup_pos_ns / amq_row.batch_lookup_ns : 0.0);
+      "least of {} runs, each beside a new run of amq's (then {:.1f} / {:.1f} / {:.1f} ns): amq CuckooFilter "
+      "lookups {:.2f}x (present) / {:.2f}x (absent) faster, batched {:.2f}x (present)",
+      kGoRounds, amq.lookup_pos_ns, amq.lookup_neg_ns, amq.batch_lookup_ns, row.lookup_pos_ns / amq.lookup_pos_ns,
+      row.lookup_neg_ns / amq.lookup_neg_ns, amq.batch_lookup_ns > 0 ? row.lookup_pos_ns / amq.batch_lookup_ns : 0.0);
   finish_row(row, d);
   sink(row);
 }
@@ -188,7 +220,13 @@ void bench_cuckoo(const Options& o, const Dataset& d, const Sink& sink) {
     sink(row);
   }
 
-  go_peer_row(o, d, cuckoo, sink);
+  go_peer_row(o, d, cuckoo,
+              [&] {
+                Row again = cuckoo;
+                measure_set_lookups(again, d, o.repeats, f);
+                return again;
+              },
+              sink);
 }
 
 }  // namespace amq::bench

@@ -61,6 +61,17 @@ void Dataset::make_views() {
     values(key_views, key_u64);
     values(absent_views, absent_u64);
   }
+  const size_t n = key_views.size(), k = std::min(n, kBeyondCacheSample);
+  std::vector<size_t> picks(k);
+  for (size_t i = 0; i < k; ++i) picks[i] = static_cast<size_t>(static_cast<unsigned __int128>(i) * n / k);
+  std::mt19937_64 rng(11);
+  std::shuffle(picks.begin(), picks.end(), rng);
+  probe_views.clear();
+  probe_u64.clear();
+  for (size_t i : picks) {
+    probe_views.push_back(key_views[i]);
+    if (u64) probe_u64.push_back(key_u64[i]);
+  }
 }
 
 Dataset load_dataset(const Options& o) {
