@@ -53,6 +53,7 @@ CuckooTable::CuckooTable(uint64_t num_buckets, uint32_t fingerprint_bits, uint32
     whighs_ = wones_ << (f_ - 1);
   }
   plain_byte_window_ = alt_bits_ == 0 && path_ == Path::byte_window;
+  f12_b4_ = plain_byte_window_ && f_ == 12 && b_ == 4;
   words_.assign((bytes() + 7) / 8 + 1, 0);
   rng_ ^= rng_seed * 0xD6E8FEB86659FD93ULL ^ num_buckets;
   if (rng_ == 0) rng_ = 1;

@@ -47,6 +47,14 @@
 
 namespace amq::detail {
 
+// Lane constants for `slots` lanes of `bits` each: ones = 1 in each lane's low bit.
+constexpr uint64_t lane_ones(uint32_t bits, uint32_t slots) noexcept {
+  uint64_t v = 0;
+  for (uint32_t s = 0; s < slots; ++s) v |= uint64_t{1} << (s * bits);
+  return v;
+}
+constexpr uint64_t low_mask(uint32_t bits) noexcept { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
+
 class CuckooTable {
  public:
   static constexpr uint64_t kMaxBuckets = uint64_t{1} << 32;
@@ -202,15 +210,29 @@ class CuckooTable {
 
   bool contains_hash(uint64_t h) const noexcept {
     // CuckooFilter's usual case (plain alt, byte_window) behind one predictable branch,
-    // so the single-key lookup loop stays short; everything else out of line.
-    if (__builtin_expect(plain_byte_window_, 1)) {
-      const uint64_t i1 = index(h);
-      const uint32_t fp = fingerprint(h);
-      const uint64_t H = ((((static_cast<uint64_t>(fp) * 0x9E3779B97F4A7C15ULL) >> 32) * m_) >> 32) | 1;
-      const uint64_t i2 = H - i1 + (m_ & (uint64_t{0} - static_cast<uint64_t>(H < i1)));
-      return test_byte_windows(i1, i2, fp);
-    }
+    // so the single-key lookup loop stays short; everything else out of line. The
+    // paper's geometry (f = 12, b = 4) has its lane constants and 6-byte bucket stride
+    // compiled in (about a tenth faster).
+    if (__builtin_expect(f12_b4_, 1)) return contains_plain<12, 4>(h);
+    if (__builtin_expect(plain_byte_window_, 1)) return contains_plain<0, 0>(h);
     return contains_hash_other(h);
+  }
+  // A plain-alt, byte_window lookup; F and B compile-time, or 0 for the members'.
+  template <uint32_t F, uint32_t B>
+  [[gnu::always_inline]] bool contains_plain(uint64_t h) const noexcept {
+    const uint64_t stride = F != 0 ? F * B / 8 : bucket_bytes_;
+    const uint64_t ones = F != 0 ? lane_ones(F, B) : wones_;
+    const uint64_t highs = F != 0 ? lane_ones(F, B) << (F != 0 ? F - 1 : 0) : whighs_;
+    const uint32_t fmask = F != 0 ? static_cast<uint32_t>((uint64_t{1} << F) - 1) : fmask_;
+    const uint64_t i1 = index(h);
+    uint32_t fp = static_cast<uint32_t>(h) & fmask;
+    fp = fp ? fp : 1;
+    const uint64_t H = ((((static_cast<uint64_t>(fp) * 0x9E3779B97F4A7C15ULL) >> 32) * m_) >> 32) | 1;
+    const uint64_t d = H - i1, i2 = H < i1 ? d + m_ : d;  // a cmov: one step shorter
+    const uint64_t pattern = ones * fp;
+    const uint64_t x1 = load64(i1 * stride) ^ pattern;
+    const uint64_t x2 = load64(i2 * stride) ^ pattern;
+    return (((x1 - ones) & ~x1) | ((x2 - ones) & ~x2)) & highs;
   }
   // The same with the first bucket and the fingerprint given.
   bool contains_at(uint64_t i1, uint32_t fp) const noexcept { return test(probe_at(i1, fp)); }
@@ -295,6 +317,7 @@ class CuckooTable {
   uint64_t wones_ = 0, whighs_ = 0;
   uint32_t window_slots_ = 0;
   bool plain_byte_window_ = false;  // alt_bits_ == 0 and path_ == byte_window
+  bool f12_b4_ = false;             // plain_byte_window_ with f = 12, b = 4
   uint64_t rng_ = 0x9E3779B97F4A7C15ULL;
   // Table bytes, then at least 8 zero bytes of slack (a window load may run past the
   // last bucket). Transparent huge pages when large: a lookup's two random bucket
@@ -303,13 +326,6 @@ class CuckooTable {
   std::vector<Move> moves_;      // the kick chain being tried (scratch)
 };
 
-// Lane constants for `slots` lanes of `bits` each: ones = 1 in each lane's low bit.
-constexpr uint64_t lane_ones(uint32_t bits, uint32_t slots) noexcept {
-  uint64_t v = 0;
-  for (uint32_t s = 0; s < slots; ++s) v |= uint64_t{1} << (s * bits);
-  return v;
-}
-constexpr uint64_t low_mask(uint32_t bits) noexcept { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
 
 // Slots per 64-bit chunk: all of them when every chunk starts on a byte, else as
 // many as fit after a shift of up to 7 bits.
