@@ -54,6 +54,7 @@ using TailBits = detail::SelectBits<9, false>;
 constexpr uint64_t kTopLevels = 3;        // contains() has the label starts of these levels' nodes
 constexpr uint64_t kTopNodesMax = 4096;   // but of at most this many nodes
 constexpr uint64_t kLoudsSampleMask = (uint64_t{1} << LoudsBits::kSampleShift) - 1;
+constexpr uint64_t kTailSampleMask = (uint64_t{1} << TailBits::kSampleShift) - 1;
 
 uint64_t directory_words(int vec, uint64_t bits, uint64_t ones) {
   if (vec == kLeaf) return LeafBits::shape(bits, ones, false).directory_words();
@@ -254,6 +255,8 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   if (!s.tail_map_.get(0)) throw corrupt("tail bitmap does not start with a node");
   s.payload_bytes_ = payload;
   s.storage_ = std::move(storage);
+  // Tail bitmap bits per node, 16.16 fixed point (capped: it only aims prefetches).
+  s.tail_ratio_ = s.tail_bytes_ / s.nodes_ >= 63 ? uint64_t{64} << 16 : ((s.nodes_ + s.tail_bytes_) << 16) / s.nodes_;
   s.validate_trie();
   // Level starts: the walk of the leftmost boundary, for rank().
   s.levels_ = 0;
@@ -443,9 +446,26 @@ template <bool Hw>
       const uint64_t cs = st - v;
       csi = cs >> LoudsBits::kSampleShift;
       csp = louds_.sample(cs);
+      // Nodes have about one label each, so the children's labels start near label
+      // index gl (the sample's index plus the nodes between).
+      const uint64_t gl = (csp - (cs & ~kLoudsSampleMask)) + (cs & kLoudsSampleMask);
       __builtin_prefetch(louds_.words() + (csp >> 6));
       __builtin_prefetch(louds_.words() + (csp >> 6) + 8);
-      __builtin_prefetch(labels_ + (csp - (cs & ~kLoudsSampleMask)) + (cs & kLoudsSampleMask));
+      __builtin_prefetch(labels_ + gl);
+      if (gl + 1 < nodes_) {
+        // A level further, on that guess: the grandchildren are nodes near gl + 1,
+        // reached through sample(gl). One level of lead leaves most of a cache miss
+        // exposed; two hide it.
+        const uint64_t gsp = louds_.sample(gl);
+        __builtin_prefetch(louds_.words() + (gsp >> 6));
+        __builtin_prefetch(labels_ + (gsp - (gl & ~kLoudsSampleMask)) + (gl & kLoudsSampleMask));
+        if (d + 4 >= len) {
+          // The key is nearly spent: the lookup likely ends at such a node's tail.
+          const uint64_t tv = gl + 1, tg = tail_map_.sample(tv) + (((tv & kTailSampleMask) * tail_ratio_) >> 16);
+          __builtin_prefetch(tail_map_.words() + (tg >> 6));
+          __builtin_prefetch(tail_ + (tg - tv));
+        }
+      }
     }
     const uint64_t j = find_label(lab, k, p[d], safe_end);
     if (j == k) return false;
