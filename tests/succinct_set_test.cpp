@@ -180,6 +180,13 @@ TEST(RankSelect, SelectInWord) {
   }
 }
 
+// The conditional move select1_from uses against the plain expression, at the edges.
+TEST(RankSelect, PickIfLessEqual) {
+  const uint64_t vals[] = {0, 1, 2, 63, 64, 0x7fffffffffffffffULL, 0x8000000000000000ULL, ~uint64_t{0}};
+  for (uint64_t a : vals)
+    for (uint64_t b : vals) ASSERT_EQ(detail::pick_if_less_equal(a, b, 11, 22), a <= b ? 11u : 22u) << a << " " << b;
+}
+
 // ---- the seed's example --------------------------------------------------------
 
 TEST(SuccinctSet, SeedPlainLayout) {

@@ -96,6 +96,18 @@ template <bool Hw = false>
   return 8 * byte + kSelectInByte[b * 8 + static_cast<uint64_t>(r - before)];
 }
 
+// a <= b ? if_true : if_false, as a conditional move where the compiler might branch
+// (x86-64 with GCC or Clang; elsewhere the plain expression).
+[[gnu::always_inline]] inline uint64_t pick_if_less_equal(uint64_t a, uint64_t b, uint64_t if_true,
+                                                          uint64_t if_false) noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  asm("cmpq %[a], %[b]\n\tcmovaeq %[t], %[r]" : [r] "+r"(if_false) : [a] "r"(a), [b] "r"(b), [t] "r"(if_true) : "cc");
+  return if_false;
+#else
+  return a <= b ? if_true : if_false;
+#endif
+}
+
 // True if this CPU runs the Hw paths well: popcnt and BMI2, and pdep is not the slow
 // microcoded one of AMD Zen 1 and 2. Checked once.
 // The position of the (rem+1)-th one at or after bit p of words[0, nw): counts eight
@@ -499,10 +511,15 @@ class SelectBits {
       const uint64_t c2 = c1 + static_cast<uint64_t>(popcount64<Hw>(x2));
       const uint64_t c3 = c2 + static_cast<uint64_t>(popcount64<Hw>(x3));
       if (rem < c3) {
+        // Conditional moves, not branches: which word holds the one is data, and a
+        // mispredicted branch here cost more than the whole select.
         uint64_t y = x, before = 0, at = 0;
-        if (rem >= c0) y = x1, before = c0, at = 1;
-        if (rem >= c1) y = x2, before = c1, at = 2;
-        if (rem >= c2) y = x3, before = c2, at = 3;
+        y = pick_if_less_equal(c0, rem, x1, y), before = pick_if_less_equal(c0, rem, c0, before);
+        at = pick_if_less_equal(c0, rem, uint64_t{1}, at);
+        y = pick_if_less_equal(c1, rem, x2, y), before = pick_if_less_equal(c1, rem, c1, before);
+        at = pick_if_less_equal(c1, rem, uint64_t{2}, at);
+        y = pick_if_less_equal(c2, rem, x3, y), before = pick_if_less_equal(c2, rem, c2, before);
+        at = pick_if_less_equal(c2, rem, uint64_t{3}, at);
         const int b = select_in_word<Hw>(y, static_cast<int>(rem - before));
         after = (y >> b) >> 1;
         return ((w + at) << 6) + static_cast<uint64_t>(b);
