@@ -350,9 +350,11 @@ std::vector<std::byte> SuccinctSet::serialize() const {
 
 template <bool Hw>
 [[gnu::always_inline]] inline std::string_view SuccinctSet::tail_of_t(uint64_t v) const noexcept {
-  // Node v's 1 in the tail bitmap is followed by a 0 per tail byte.
-  const uint64_t at = v == 0 ? 0 : tail_map_.select1_wide<Hw>(v);
-  const uint64_t len = tail_map_.next_one(at + 1) - at - 1;
+  // Node v's 1 in the tail bitmap is followed by a 0 per tail byte; most tails end
+  // in the word of that 1 (`after`).
+  uint64_t after;
+  const uint64_t at = tail_map_.select1_from<Hw>(tail_map_.sample(v), v, after);
+  const uint64_t len = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : tail_map_.next_one(at + 1) - at - 1;
   return {reinterpret_cast<const char*>(tail_ + (at - v)), len};
 }
 

@@ -121,13 +121,17 @@ void check_select_bits(const std::vector<bool>& bits) {
       ASSERT_EQ(s.template select1<true>(j), ones[j]) << "j=" << j;
       ASSERT_EQ(s.template select1_wide<true>(j), ones[j]) << "j=" << j;
     }
-    uint64_t after = 0;
-    ASSERT_EQ(s.template select1_from<false>(s.sample(j), j, after), ones[j]);
     const uint64_t next = j + 1 < ones.size() ? ones[j + 1] : bits.size();
-    if (after) {
-      ASSERT_EQ(ones[j] + 1 + static_cast<uint64_t>(__builtin_ctzll(after)), next);
-    } else {
-      ASSERT_TRUE(next == bits.size() || (next >> 6) > (ones[j] >> 6));  // not in the same word
+    for (int path = 0; path < (hw ? 2 : 1); ++path) {
+      uint64_t after = 0;
+      ASSERT_EQ(path ? s.template select1_from<true>(s.sample(j), j, after)
+                     : s.template select1_from<false>(s.sample(j), j, after),
+                ones[j]);
+      if (after) {
+        ASSERT_EQ(ones[j] + 1 + static_cast<uint64_t>(__builtin_ctzll(after)), next);
+      } else {
+        ASSERT_TRUE(next == bits.size() || (next >> 6) > (ones[j] >> 6));  // not in the same word
+      }
     }
   }
   uint64_t next = bits.size();

@@ -524,9 +524,11 @@ class SelectBits {
         after = (y >> b) >> 1;
         return ((w + at) << 6) + static_cast<uint64_t>(b);
       }
-      rem -= c3;
-      w += 4;
-      x = words_[w];  // the one lies further: w < nw_
+      // The one lies further (w + 4 < nw_): eight words at a time from there, as
+      // samples may lie far apart (a select directory over long runs of zeros).
+      const uint64_t at = select_forward<Hw>(words_, nw_, (w + 4) << 6, rem - c3);
+      after = (words_[at >> 6] >> (at & 63)) >> 1;
+      return at;
     }
     for (;;) {
       const uint64_t c = static_cast<uint64_t>(popcount64<Hw>(x));
