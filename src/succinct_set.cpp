@@ -401,8 +401,9 @@ template <bool Hw>
 
 // The descent of contains(), compiled twice: with popcnt and BMI2 (chosen at run time
 // when the CPU has them and pdep is fast) and without. One select per level on the
-// label bitmap, whose samples (one per 64 nodes) leave a word or two to count; the
-// node's label count comes from the word the select ended in.
+// label bitmap, whose samples (one per 128 nodes) leave a word or two to count; the
+// node's label count comes from the word the select ended in. What a level reads is
+// prefetched one and two levels ahead (below the top table).
 template <bool Hw>
 [[gnu::always_inline]] inline bool SuccinctSet::contains_t(const uint8_t* p, size_t len) const noexcept {
   const uint8_t* safe_end = labels_end_;
