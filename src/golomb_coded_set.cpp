@@ -126,12 +126,8 @@ void GolombCodedSet::build_index(const std::vector<uint64_t>& offsets) {
   }
 }
 
-uint64_t GolombCodedSet::hash_key(KeyView key) const {
-  switch (hasher_id_) {
-    case Xxh3Hasher::id: return Xxh3Hasher{seed_}(key.bytes());
-    case Xxh64Hasher::id: return Xxh64Hasher{seed_}(key.bytes());
-    default: break;
-  }
+uint64_t GolombCodedSet::hash_key_other(KeyView key) const {
+  if (hasher_id_ == Xxh64Hasher::id) return Xxh64Hasher{seed_}(key.bytes());
   throw Error(Errc::unsupported, "this Golomb-coded set was built with a custom hasher (id " +
                                      std::to_string(hasher_id_) + "): query it with contains_hash()");
 }
