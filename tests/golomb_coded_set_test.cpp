@@ -306,6 +306,30 @@ TEST(GolombCodedSet, Hashers) {
   for (const auto& k : keys) ASSERT_TRUE(c.contains_hash(Custom{}(as_bytes(k))));
 }
 
+// contains() hashes XXH3 keys inline and the others out of line: both must agree with
+// contains_hash of the hasher's own hash, for integer and byte keys and a nonzero seed.
+TEST(GolombCodedSet, InlineHashMatchesTheHasher) {
+  std::vector<uint64_t> ints(5000);
+  std::mt19937_64 rng(5);
+  for (auto& k : ints) k = rng();
+  const auto strs = test::random_keys(2000, 33);
+  for (uint32_t id : {Xxh3Hasher::id, Xxh64Hasher::id}) {
+    const GcsOptions o{.seed = 0x9e3779b97f4a7c15};
+    const auto si = id == Xxh3Hasher::id ? GolombCodedSet::build(ints, o) : GolombCodedSet::build(ints, o, Xxh64Hasher{});
+    const auto ss = id == Xxh3Hasher::id ? GolombCodedSet::build(strs, o) : GolombCodedSet::build(strs, o, Xxh64Hasher{});
+    auto hash = [&](Bytes b) { return id == Xxh3Hasher::id ? Xxh3Hasher{o.seed}(b) : Xxh64Hasher{o.seed}(b); };
+    for (uint64_t k : ints) {
+      ASSERT_TRUE(si.contains(k));
+      const uint64_t other = k ^ 0x5555;
+      EXPECT_EQ(si.contains(other), si.contains_hash(hash(KeyView(other).bytes())));
+    }
+    for (const auto& k : strs) {
+      ASSERT_TRUE(ss.contains(k));
+      EXPECT_EQ(ss.contains(k + "x"), ss.contains_hash(hash(as_bytes(k + "x"))));
+    }
+  }
+}
+
 TEST(GolombCodedSet, RejectsBadOptions) {
   const std::vector<std::string> keys = {"a"};
   expect_errc(Errc::invalid_argument, [&] { GolombCodedSet::build(keys, {.fpp = 0.0}); });
