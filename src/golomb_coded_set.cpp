@@ -295,6 +295,36 @@ bool GolombCodedSet::use_bmi2(bool enable) noexcept {
 }
 
 struct GolombCodedSet::Kernel {
+  // C != 0: the remainder width as a constant (the common widths are compiled apart, so
+  // shifts, masks and the group loop fold); C == 0: read from the set.
+  template <unsigned C>
+  static unsigned rem_bits(const GolombCodedSet& s) noexcept {
+    if constexpr (C != 0) return C;
+    else return s.rem_bits_;
+  }
+  template <unsigned C>
+  static unsigned group(const GolombCodedSet& s) noexcept {
+    if constexpr (C != 0) return std::min(8u, 56u / C);
+    else return s.group_;
+  }
+  template <unsigned C>
+  static constexpr bool kSwar = C >= 3 && C <= 14;
+  struct Swar {
+    uint64_t even = 0, mul = 0;
+    unsigned shift = 0;
+    uint64_t mask = 0;
+  };
+  static constexpr Swar swar_constants(unsigned c) noexcept {
+    Swar w;
+    const unsigned slots = (std::min(8u, 56u / c) + 1) / 2;
+    for (unsigned i = 0; i < slots; ++i) {
+      w.even |= ((uint64_t{1} << c) - 1) << (2 * c * i);
+      w.mul |= uint64_t{1} << (2 * c * i);
+    }
+    w.shift = 2 * c * (slots - 1);
+    w.mask = (uint64_t{1} << (2 * c)) - 1;
+    return w;
+  }
   // A search position inside a bucket, always at a group boundary: remainders from
   // rpos, quotients backwards from upos, `cur` the last value passed (relative to the
   // bucket's start; 0 before the first code, whose gap is from the start).
@@ -303,21 +333,27 @@ struct GolombCodedSet::Kernel {
   };
 
   // Sum of the G c-bit fields in the low G·c bits of y.
+  template <unsigned C>
   static uint64_t remainder_sum(const GolombCodedSet& s, uint64_t y) noexcept {
-    if (s.swar_) [[likely]] {
-      const uint64_t pairs = (y & s.swar_even_) + ((y >> s.rem_bits_) & s.swar_even_);
+    if constexpr (C != 0 && kSwar<C>) {
+      constexpr Swar w = swar_constants(C);
+      const uint64_t pairs = (y & w.even) + ((y >> C) & w.even);
+      return ((pairs * w.mul) >> w.shift) & w.mask;
+    } else if (C == 0 && s.swar_) {
+      const uint64_t pairs = (y & s.swar_even_) + ((y >> rem_bits<C>(s)) & s.swar_even_);
       return ((pairs * s.swar_mul_) >> s.swar_shift_) & s.swar_mask_;
     }
-    const uint64_t mask = (uint64_t{1} << s.rem_bits_) - 1;
+    const uint64_t mask = (uint64_t{1} << rem_bits<C>(s)) - 1;
     uint64_t sum = 0;
-    for (unsigned i = 0; i < s.group_; ++i, y >>= s.rem_bits_) sum += y & mask;
+    for (unsigned i = 0; i < group<C>(s); ++i, y >>= rem_bits<C>(s)) sum += y & mask;
     return sum;
   }
 
   // One code at a time from `at` (for quotient runs too long for a window).
+  template <unsigned C>
   static bool seek_slow(const GolombCodedSet& s, Cursor at, uint64_t target) noexcept {
     const std::byte* p = s.stream_.data() + kGuardBytes;
-    const unsigned c = s.rem_bits_;
+    const unsigned c = rem_bits<C>(s);
     while (at.rpos < at.upos) {
       uint64_t q = 0;
       for (;;) {
@@ -341,11 +377,12 @@ struct GolombCodedSet::Kernel {
   // zeros of `zeros` (lowest first), remainders the top bits of y — without a branch:
   // whether one of them is `target`. A code is real while its remainder and quotient
   // do not cross (fewer than G codes may be left at the bucket's end).
+  template <unsigned C>
   [[gnu::always_inline]] static inline bool group_has(const GolombCodedSet& s, uint64_t zeros, uint64_t y, uint64_t rpos,
                                                      uint64_t upos, uint64_t cur, uint64_t target) noexcept {
-    const unsigned c = s.rem_bits_;
+    const unsigned c = rem_bits<C>(s);
     bool hit = false;
-    for (unsigned i = 0; i < s.group_; ++i) {
+    for (unsigned i = 0; i < group<C>(s); ++i) {
       const unsigned z = static_cast<unsigned>(std::countr_zero(zeros));  // 64 past the window
       zeros &= zeros - 1;
       rpos += c;
@@ -361,10 +398,10 @@ struct GolombCodedSet::Kernel {
   // One step of a search: two groups from one window. Returns 0 after passing both
   // groups (their last value is below the target), else 1 + whether `target` is coded,
   // leaving `at` at the start of the group holding the first value >= target.
-  template <bool Bmi2>
+  template <unsigned C, bool Bmi2>
   [[gnu::always_inline]] static inline int step(const GolombCodedSet& s, Cursor& at, uint64_t target) noexcept {
     const std::byte* p = s.stream_.data() + kGuardBytes;
-    const unsigned c = s.rem_bits_, g = s.group_;
+    const unsigned c = rem_bits<C>(s), g = group<C>(s);
     const uint64_t gbits = uint64_t{g} * c;
     const uint64_t rpos = at.rpos, upos = at.upos, cur = at.cur;
     const uint64_t zeros = ~load_back(p, upos) & kLow57;
@@ -372,11 +409,11 @@ struct GolombCodedSet::Kernel {
     const unsigned z2 = select_in_word<Bmi2>(zeros, 2 * g - 1);
     const uint64_t y1 = load_fwd(p, rpos), y2 = load_fwd(p, rpos + gbits);
     if (z2 >= 57) [[unlikely]]
-      return 1 + seek_one(s, at, target);
+      return 1 + seek_one<C>(s, at, target);
     // Group 2 (1) complete: not fewer than 2G (G) codes left, else the zero found lies
     // in the remainders or beyond.
-    const uint64_t sum1 = remainder_sum(s, y1 >> (64 - gbits));
-    const uint64_t next2 = cur + (uint64_t{z2 + 1 - 2 * g} << c) + sum1 + remainder_sum(s, y2 >> (64 - gbits));
+    const uint64_t sum1 = remainder_sum<C>(s, y1 >> (64 - gbits));
+    const uint64_t next2 = cur + (uint64_t{z2 + 1 - 2 * g} << c) + sum1 + remainder_sum<C>(s, y2 >> (64 - gbits));
     if (upos >= rpos + 2 * gbits + z2 + 1 && next2 < target) {
       at = {rpos + 2 * gbits, upos - z2 - 1, next2};
       return 0;
@@ -388,37 +425,38 @@ struct GolombCodedSet::Kernel {
     const unsigned shift = static_cast<unsigned>((z1 + 1) & second);
     at = {rpos + (gbits & second), upos - shift, (next1 & second) | (cur & ~second)};
     const uint64_t y = (y2 & second) | (y1 & ~second);
-    return 1 + group_has(s, zeros >> shift, y, at.rpos, at.upos, at.cur, target);
+    return 1 + group_has<C>(s, zeros >> shift, y, at.rpos, at.upos, at.cur, target);
   }
 
   // Whether `target` (relative to the bucket's start, >= at.cur) is a value of the
   // bucket at or after `at`; `at` is left as step() leaves it, so a larger target can
   // continue from there.
-  template <bool Bmi2>
+  template <unsigned C, bool Bmi2>
   [[gnu::always_inline]] static inline bool seek(const GolombCodedSet& s, Cursor& at, uint64_t target) noexcept {
     for (;;)
-      if (const int r = step<Bmi2>(s, at, target)) return r - 1;
+      if (const int r = step<C, Bmi2>(s, at, target)) return r - 1;
   }
 
   // Two searches at once: their steps' dependency chains overlap.
-  template <bool Bmi2>
+  template <unsigned C, bool Bmi2>
   [[gnu::always_inline]] static inline void seek2(const GolombCodedSet& s, Cursor& a, uint64_t ta, Cursor& b,
                                                   uint64_t tb, bool& ra, bool& rb) noexcept {
     int da = 0, db = 0;
     while (da == 0 && db == 0) {
-      da = step<Bmi2>(s, a, ta);
-      db = step<Bmi2>(s, b, tb);
+      da = step<C, Bmi2>(s, a, ta);
+      db = step<C, Bmi2>(s, b, tb);
     }
-    while (da == 0) da = step<Bmi2>(s, a, ta);
-    while (db == 0) db = step<Bmi2>(s, b, tb);
+    while (da == 0) da = step<C, Bmi2>(s, a, ta);
+    while (db == 0) db = step<C, Bmi2>(s, b, tb);
     ra = da - 1;
     rb = db - 1;
   }
 
   // One group per step (when two groups' quotients do not fit one window).
+  template <unsigned C>
   static bool seek_one(const GolombCodedSet& s, Cursor& at, uint64_t target) noexcept {
     const std::byte* p = s.stream_.data() + kGuardBytes;
-    const unsigned c = s.rem_bits_, g = s.group_;
+    const unsigned c = rem_bits<C>(s), g = group<C>(s);
     const uint64_t gbits = uint64_t{g} * c;
     uint64_t rpos = at.rpos, upos = at.upos, cur = at.cur;
     for (;;) {
@@ -426,11 +464,11 @@ struct GolombCodedSet::Kernel {
       const unsigned z = select_in_word<false>(zeros, g - 1);
       if (z >= 57) {
         at = {rpos, upos, cur};
-        return seek_slow(s, at, target);
+        return seek_slow<C>(s, at, target);
       }
       const uint64_t y = load_fwd(p, rpos);
       if (upos >= rpos + gbits + z + 1) {
-        const uint64_t next = cur + (uint64_t{z + 1 - g} << c) + remainder_sum(s, y >> (64 - gbits));
+        const uint64_t next = cur + (uint64_t{z + 1 - g} << c) + remainder_sum<C>(s, y >> (64 - gbits));
         if (next < target) {
           cur = next;
           rpos += gbits;
@@ -439,23 +477,82 @@ struct GolombCodedSet::Kernel {
         }
       }
       at = {rpos, upos, cur};
-      return group_has(s, zeros, y, rpos, upos, cur, target);
+      return group_has<C>(s, zeros, y, rpos, upos, cur, target);
     }
   }
 
-  template <bool Bmi2>
+  // ---- single queries: enter the bucket near the target ---------------------------------
+  //
+  // Code j's remainder is at a known place (c bits each), so the group starting at code
+  // g·G can be entered directly: the remainders before it sum to g SWAR sums of
+  // fixed-place words, and its quotients start after the (g·G)-th zero of the unary
+  // stream, found by counting the zeros of 57-bit windows back from the bucket's end and
+  // one select-in-word. About t/M codes come before a target t (Poisson: deviation
+  // sqrt(t/M)), so a search entering kStartMargin deviations before that mostly ends in
+  // one or two steps instead of ~4 from the bucket's start. A start past the target, or
+  // one the windows do not reach (a bucket far denser than ~128 codes), starts at 0.
+  static constexpr unsigned kStartWindows = 8;  // 456 unary bits, ~150 codes
+  static constexpr double kStartMargin = 2.0;   // tried 0.5 to 3: 1.5 to 2.5 alike
+  static constexpr unsigned kStartSlots = 64;   // the target's place in its bucket, in 64ths
+  static constexpr double sqrt_newton(double x) {
+    double r = x > 1 ? x : 1;
+    for (int i = 0; i < 40; ++i) r = 0.5 * (r + x / r);
+    return x > 0 ? r : 0;
+  }
+  // start_table<G>[i]: the group to enter for a target in the i-th 64th of a bucket of
+  // ~kRiceBucketKeys codes.
+  template <unsigned G>
+  static constexpr std::array<uint8_t, kStartSlots> start_table = [] {
+    std::array<uint8_t, kStartSlots> t{};
+    for (unsigned i = 0; i < kStartSlots; ++i) {
+      const double j = static_cast<double>(i * kRiceBucketKeys) / kStartSlots;
+      const double start = j - kStartMargin * sqrt_newton(j);
+      t[i] = static_cast<uint8_t>(start <= 0 ? 0 : static_cast<unsigned>(start) / G);
+    }
+    return t;
+  }();
+
+  template <unsigned C, bool Bmi2>
   [[gnu::always_inline]] static inline bool contains(const GolombCodedSet& s, uint64_t v) noexcept {
     const uint64_t b = s.bucket_of(v);
-    Cursor at{s.bucket_offset(b), s.bucket_offset(b + 1), 0};
+    const uint64_t rpos0 = s.bucket_offset(b), upos0 = s.bucket_offset(b + 1), target = v - b * s.width_;
     const std::byte* p = s.stream_.data() + kGuardBytes;
     // Both ends of the bucket are read first: ask for all its lines at once.
-    for (uint64_t a = at.rpos >> 3; a <= (at.upos >> 3) + 8; a += 64) detail::prefetch(p + a);
-    return seek<Bmi2>(s, at, v - b * s.width_);
+    for (uint64_t a = rpos0 >> 3; a <= (upos0 >> 3) + 8; a += 64) detail::prefetch(p + a);
+    Cursor at{rpos0, upos0, 0};
+    if constexpr (C != 0) {  // the other widths search from the bucket's start
+      constexpr unsigned g = std::min(8u, 56u / C);
+      constexpr uint64_t gbits = uint64_t{g} * C;
+      // The start group g0, and the (g0·G - 1)-th zero of the unary stream.
+      const uint64_t slot = static_cast<uint64_t>((static_cast<unsigned __int128>(target * kStartSlots) * s.width_inverse_) >> 64);
+      const unsigned g0 = start_table<g>[std::min<uint64_t>(slot, kStartSlots - 1)];
+      if (g0 != 0) {
+        const unsigned k = g0 * g - 1;
+        unsigned cum = 0, i = 0;
+        uint64_t w;
+        for (;; ++i) {
+          w = ~load_back(p, upos0 - std::min<uint64_t>(upos0, 57 * i)) & kLow57;
+          const unsigned n = static_cast<unsigned>(std::popcount(w));
+          if (k < cum + n || i == kStartWindows) break;
+          cum += n;
+        }
+        const unsigned z = 57 * i + select_in_word<Bmi2>(w, (k - cum) & 63);
+        uint64_t rsum = 0;
+        // Clamped to the bucket: past it (fewer than g0·G codes) the start is rejected below.
+        for (unsigned j = 0; j < g0; ++j)
+          rsum += remainder_sum<C>(s, load_fwd(p, std::min(rpos0 + j * gbits, upos0)) >> (64 - gbits));
+        const uint64_t rpos = rpos0 + g0 * gbits, cur = (uint64_t{z - k} << C) + rsum;
+        // A real zero (not past the windows, not among the remainders) and a value below
+        // the target: else the bucket's start.
+        if ((i < kStartWindows) & (rpos + z + 1 <= upos0) & (cur < target)) at = {rpos, upos0 - z - 1, cur};
+      }
+    }
+    return seek<C, Bmi2>(s, at, target);
   }
 
   // Answers a batch in the caller's order, software-pipelined: the index entries of a
   // chunk are prefetched, then the buckets' lines, then the chunk is searched.
-  template <bool Bmi2>
+  template <unsigned C, bool Bmi2>
   [[gnu::always_inline]] static inline size_t many_sparse(const GolombCodedSet& s, std::span<const uint64_t> hashes,
                                                          std::span<bool> out) noexcept {
     constexpr size_t kChunk = 32;
@@ -476,16 +573,16 @@ struct GolombCodedSet::Kernel {
         at[i] = {s.bucket_offset(bucket[i]), s.bucket_offset(bucket[i] + 1), 0};
         for (uint64_t a = at[i].rpos >> 3; a <= (at[i].upos >> 3) + 8; a += 64) detail::prefetch(p + a);
       }
-      if (s.group_ != 0) {
+      if (group<C>(s) != 0) {
         size_t i = 0;
         for (; i + 1 < m; i += 2) {
           bool r0, r1;
-          seek2<Bmi2>(s, at[i], target[i], at[i + 1], target[i + 1], r0, r1);
+          seek2<C, Bmi2>(s, at[i], target[i], at[i + 1], target[i + 1], r0, r1);
           out[base + i] = r0;
           out[base + i + 1] = r1;
           found += r0 + r1;
         }
-        if (i < m) found += out[base + i] = seek<Bmi2>(s, at[i], target[i]);
+        if (i < m) found += out[base + i] = seek<C, Bmi2>(s, at[i], target[i]);
         continue;
       }
       for (size_t i = 0; i < m; ++i) {
@@ -505,7 +602,7 @@ struct GolombCodedSet::Kernel {
 
   // A batch with several queries per bucket: sorted, then one pass over the buckets,
   // each searched once for all its queries in ascending order.
-  template <bool Bmi2>
+  template <unsigned C, bool Bmi2>
   [[gnu::always_inline]] static inline size_t many_sorted(const GolombCodedSet& s, std::span<const uint64_t> hashes,
                                                          std::span<bool> out) {
     struct Q {
@@ -521,10 +618,10 @@ struct GolombCodedSet::Kernel {
       const uint64_t start = b * s.width_, limit = start + s.width_;
       size_t stop = at;
       while (stop < qs.size() && qs[stop].v < limit) out[qs[stop++].i] = false;
-      if (s.group_ != 0) {
+      if (group<C>(s) != 0) {
         Cursor c{s.bucket_offset(b), s.bucket_offset(b + 1), 0};
         for (; at < stop; ++at) {
-          const bool hit = seek<Bmi2>(s, c, qs[at].v - start);
+          const bool hit = seek<C, Bmi2>(s, c, qs[at].v - start);
           out[qs[at].i] = hit;
           found += hit;
         }
@@ -549,19 +646,43 @@ struct GolombCodedSet::Kernel {
 #else
 #define AMQ_GCS_BMI2
 #endif
-  AMQ_GCS_BMI2 static bool contains_bmi2(const GolombCodedSet& s, uint64_t v) noexcept { return contains<true>(s, v); }
-  static bool contains_portable(const GolombCodedSet& s, uint64_t v) noexcept { return contains<false>(s, v); }
+  // Calls f.template operator()<C>() with C = c for the Rice widths compiled apart (the
+  // SWAR ones), else C = 0 (the width read from the set; Golomb coding passes c = 0).
+  template <class F>
+  static decltype(auto) with_width(unsigned c, F&& f) {
+    switch (c) {
+      case 3: return f.template operator()<3>();
+      case 4: return f.template operator()<4>();
+      case 5: return f.template operator()<5>();
+      case 6: return f.template operator()<6>();
+      case 7: return f.template operator()<7>();
+      case 8: return f.template operator()<8>();
+      case 9: return f.template operator()<9>();
+      case 10: return f.template operator()<10>();
+      case 11: return f.template operator()<11>();
+      case 12: return f.template operator()<12>();
+      case 13: return f.template operator()<13>();
+      case 14: return f.template operator()<14>();
+      default: return f.template operator()<0>();
+    }
+  }
+  AMQ_GCS_BMI2 static bool contains_bmi2(const GolombCodedSet& s, uint64_t v) noexcept {
+    return with_width(s.group_ != 0 ? s.rem_bits_ : 0, [&]<unsigned C>() { return contains<C, true>(s, v); });
+  }
+  static bool contains_portable(const GolombCodedSet& s, uint64_t v) noexcept {
+    return with_width(s.group_ != 0 ? s.rem_bits_ : 0, [&]<unsigned C>() { return contains<C, false>(s, v); });
+  }
   AMQ_GCS_BMI2 static size_t many_sparse_bmi2(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) noexcept {
-    return many_sparse<true>(s, h, out);
+    return with_width(s.group_ != 0 ? s.rem_bits_ : 0, [&]<unsigned C>() { return many_sparse<C, true>(s, h, out); });
   }
   static size_t many_sparse_portable(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) noexcept {
-    return many_sparse<false>(s, h, out);
+    return with_width(s.group_ != 0 ? s.rem_bits_ : 0, [&]<unsigned C>() { return many_sparse<C, false>(s, h, out); });
   }
   AMQ_GCS_BMI2 static size_t many_sorted_bmi2(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) {
-    return many_sorted<true>(s, h, out);
+    return with_width(s.group_ != 0 ? s.rem_bits_ : 0, [&]<unsigned C>() { return many_sorted<C, true>(s, h, out); });
   }
   static size_t many_sorted_portable(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) {
-    return many_sorted<false>(s, h, out);
+    return with_width(s.group_ != 0 ? s.rem_bits_ : 0, [&]<unsigned C>() { return many_sorted<C, false>(s, h, out); });
   }
 #undef AMQ_GCS_BMI2
 };

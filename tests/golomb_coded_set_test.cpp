@@ -224,6 +224,36 @@ TEST(GolombCodedSet, RiceEdgeCases) {
   }
 }
 
+// Rice queries enter a bucket at a group estimated from the target's place in it (for
+// ~128 codes a bucket): buckets far denser or sparser than that, and gaps of every size
+// inside one, must still answer exactly (the entry falls back to the bucket's start).
+TEST(GolombCodedSet, RiceEntryNearTheTargetOnUnevenBuckets) {
+  const uint64_t m = 256, n = 40000, range = n * m;
+  std::mt19937_64 rng(41);
+  std::vector<uint64_t> v;
+  // Stretches of ~8 buckets each 1/4, 1, 3 or 40 times as dense as the mean.
+  const double density[] = {0.25, 1.0, 3.0, 40.0, 1.0, 0.25};
+  for (uint64_t x = 0, part = 0; v.size() < n;) {
+    const double mean_gap = static_cast<double>(m) / density[part % 6];
+    x += 1 + static_cast<uint64_t>(std::exponential_distribution<double>(1.0 / mean_gap)(rng));
+    if (x >= range) break;
+    v.push_back(x);
+    if (x / (8 * 128 * m) != part) part = x / (8 * 128 * m);
+  }
+  ASSERT_GT(v.size(), 1000u);
+  for (double fpp : {1.0 / 256, 1.0 / 16, 1.0 / 4096}) {
+    const uint64_t mm = static_cast<uint64_t>(std::round(1.0 / fpp));
+    std::vector<uint64_t> w;
+    for (uint64_t x : v) w.push_back(x * mm / m);  // the same shape in the range n·M'
+    w.erase(std::unique(w.begin(), w.end()), w.end());
+    while (w.size() < v.size()) w.push_back(w.back() + 1);  // keep range = size · M'
+    w.resize(v.size());
+    auto s = set_of_values(w, fpp, GolombCodedSet::Coding::rice);
+    SCOPED_TRACE(fpp);
+    expect_matches_model(s, w, 42);
+  }
+}
+
 TEST(GolombCodedSet, ContainsManySparseAndDense) {
   const auto keys = test::random_keys(200000, 61);
   const auto absent = absent_keys(20000, 62, keys);
