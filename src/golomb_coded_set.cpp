@@ -287,11 +287,14 @@ void GolombCodedSet::prepare_queries() {
   }
   static const bool fast_pdep = cpu_has_fast_pdep();
   bmi2_ = fast_pdep;
+  choose_query();
 }
 
 bool GolombCodedSet::use_bmi2(bool enable) noexcept {
   static const bool fast_pdep = cpu_has_fast_pdep();
-  return bmi2_ = enable && fast_pdep;
+  bmi2_ = enable && fast_pdep;
+  choose_query();
+  return bmi2_;
 }
 
 struct GolombCodedSet::Kernel {
@@ -666,11 +669,23 @@ struct GolombCodedSet::Kernel {
       default: return f.template operator()<0>();
     }
   }
+  template <unsigned C>
   AMQ_GCS_BMI2 static bool contains_bmi2(const GolombCodedSet& s, uint64_t v) noexcept {
-    return with_width(s.group_ != 0 ? s.rem_bits_ : 0, [&]<unsigned C>() { return contains<C, true>(s, v); });
+    return contains<C, true>(s, v);
   }
+  template <unsigned C>
   static bool contains_portable(const GolombCodedSet& s, uint64_t v) noexcept {
-    return with_width(s.group_ != 0 ? s.rem_bits_ : 0, [&]<unsigned C>() { return contains<C, false>(s, v); });
+    return contains<C, false>(s, v);
+  }
+  // Golomb coding: code by code.
+  static bool contains_scan(const GolombCodedSet& s, uint64_t v) noexcept {
+    bool found = false;
+    s.scan_bucket(s.bucket_of(v), [&](uint64_t cur) {
+      if (cur < v) return true;
+      found = cur == v;
+      return false;
+    });
+    return found;
   }
   AMQ_GCS_BMI2 static size_t many_sparse_bmi2(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) noexcept {
     return with_width(s.group_ != 0 ? s.rem_bits_ : 0, [&]<unsigned C>() { return many_sparse<C, true>(s, h, out); });
@@ -687,16 +702,14 @@ struct GolombCodedSet::Kernel {
 #undef AMQ_GCS_BMI2
 };
 
-bool GolombCodedSet::contains_value(uint64_t v) const noexcept {
-  if (v >= range_) return false;
-  if (group_ != 0) return bmi2_ ? Kernel::contains_bmi2(*this, v) : Kernel::contains_portable(*this, v);
-  bool found = false;
-  scan_bucket(bucket_of(v), [&](uint64_t cur) {
-    if (cur < v) return true;
-    found = cur == v;
-    return false;
+void GolombCodedSet::choose_query() noexcept {
+  if (group_ == 0) {
+    query_ = &Kernel::contains_scan;
+    return;
+  }
+  query_ = Kernel::with_width(rem_bits_, [&]<unsigned C>() -> QueryFn {
+    return bmi2_ ? &Kernel::contains_bmi2<C> : &Kernel::contains_portable<C>;
   });
-  return found;
 }
 
 size_t GolombCodedSet::contains_many_hashes(std::span<const uint64_t> hashes, std::span<bool> out) const {

@@ -31,12 +31,17 @@
 //    56-bit word, summed with a few SWAR operations, and its quotients end at the G-th
 //    zero of the unary stream, found by one select-in-word (BMI2 pdep, chosen at run
 //    time, or a portable broadword select; both give the same answers). Each step takes
-//    two groups from one 57-bit window, so a query walks ~64 codes in ~4 steps and then
-//    checks the (at most 8) codes of the last group without a branch. The walk's latency
-//    bounds a lookup (one lookup does not overlap the next): at 10^5 keys ~24 ns for a
-//    target at its bucket's start to ~80 ns at its end, ~55 ns on average with the
-//    hash. Golomb-coded sets decode code by code (~2.5x slower): choose Golomb only when
-//    the last 0.07 bits/key matter more than query speed.
+//    two groups from one 57-bit window, then the (at most 8) codes of the last group are
+//    checked without a branch. A query does not walk from the bucket's start: code j's
+//    remainder is at a known place, so it enters at the group ~2 standard deviations
+//    before the ~t/M codes expected below its target t (the remainders before it summed
+//    by SWAR, its quotients' start found by counting zeros of 57-bit windows and one
+//    select), and walks ~1-2 steps from there. The widths c = 3..14 have their own
+//    compiled kernels. A lookup is bound by its instructions and their latency (one does
+//    not overlap the next): at 10^5 keys ~24 ns for a target at its bucket's start to
+//    ~53 ns at its end (~80 ns walking from the start). Golomb-coded sets decode code by
+//    code (~2.5x slower): choose Golomb only when the last 0.07 bits/key matter more
+//    than query speed.
 //  * contains_many() answers a sparse batch (fewer queries than half the buckets) in the
 //    caller's order with the index entries and bucket lines of 32 queries prefetched
 //    ahead; a dense batch is sorted and each bucket searched once, its queries ascending.
@@ -156,7 +161,7 @@ class GolombCodedSet {
   bool contains(KeyView key) const { return contains_hash(hash_key(key)); }
   bool contains_hash(uint64_t hash) const noexcept { return contains_value(reduce(hash, range_)); }
   // Whether `value` (in [0, range())) is one of the coded values.
-  bool contains_value(uint64_t value) const noexcept;
+  bool contains_value(uint64_t value) const noexcept { return value < range_ && query_(*this, value); }
 
   // out[i] = contains(keys[i]); returns how many are true. A dense batch is sorted and
   // answered in one merge pass over its buckets; a sparse one in order, prefetched.
@@ -257,6 +262,7 @@ class GolombCodedSet {
   void build_index(const std::vector<uint64_t>& bucket_offsets);
   void set_stream(std::span<const std::byte> bytes);
   void prepare_queries();  // the derived query constants below
+  void choose_query() noexcept;
   void validate() const;
   struct Kernel;  // the Rice group-skipping search (src/golomb_coded_set.cpp)
   friend struct Kernel;
@@ -280,6 +286,9 @@ class GolombCodedSet {
   uint64_t swar_even_ = 0, swar_mul_ = 0, swar_mask_ = 0;
   bool swar_ = false;
   bool bmi2_ = false;  // the pdep select is used
+  // The single-query kernel for this coding, width and select: one call, no dispatch.
+  using QueryFn = bool (*)(const GolombCodedSet&, uint64_t) noexcept;
+  QueryFn query_ = nullptr;
 };
 
 // ---- BIP158 basic block filters ----------------------------------------------------
