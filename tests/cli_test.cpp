@@ -614,7 +614,7 @@ TEST_F(Cli, AddIsAtomic) {
 // ---- bench --------------------------------------------------------------------------
 
 TEST(CliBench, SyntheticJson) {
-  const auto r = run(amq_cmd("bench --synthetic 20000 --json"));
+  const auto r = run(amq_cmd("bench --synthetic 20000 --json --min-time 0"));
   ASSERT_EQ(r.status, 0) << describe(r);
   Json j;
   ASSERT_NO_THROW(j = parse_json(r.out)) << r.out;

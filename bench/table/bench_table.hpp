@@ -84,6 +84,7 @@ struct Options {
   int repeats = 3;         // builds: the median of this many; lookups: see measure_contenders
   double fpp = 0.01;
   std::string only;        // run only structures whose name contains this
+  double min_lookup_seconds = 3;  // lookups: rounds go on at least this long (see measure_contenders)
 };
 
 Dataset load_dataset(const Options& options);
@@ -177,13 +178,18 @@ struct Contender {
 // rounds of blocks: in each round each contender in turn gets, for each kind, a
 // warm-up pass and three timed ones, so within a block the structure has the caches to
 // itself, and the contenders compared in one row alternate across rounds (a burst of
-// interference, lasting seconds, rarely spoils every round of one). Dropped: turns of
+// interference, lasting seconds, rarely spoils every round of one). Rounds go on for
+// at least Options::min_lookup_seconds of wall time (at most kMaxRounds), so they
+// outlast a burst. Dropped: turns of
 // single passes (the structures then shared the last-level cache, and the one reading
 // fewer lines per key lost most), and alternating the kinds of pass (the present
 // sample's lines, read by two kinds, stayed hotter than the absent sample's).
 void measure_contenders(std::span<Contender> contenders, const Dataset& d, int repeats,
                         size_t sample = kLookupSample);
 inline constexpr int kPassesPerBlock = 3;
+inline constexpr int kMaxRounds = 64;
+// Options::min_lookup_seconds of the run in progress (run_all sets it).
+inline double g_min_lookup_seconds = 3;
 // How many timed passes of each kind measure_contenders takes (whole rounds).
 inline int lookup_passes(int repeats) {
   return (std::max(kMinPasses, repeats) + kPassesPerBlock - 1) / kPassesPerBlock * kPassesPerBlock;

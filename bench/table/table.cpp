@@ -128,9 +128,13 @@ void measure_contenders(std::span<Contender> contenders, const Dataset& d, int r
   // timed kPassesPerBlock times after a warm-up pass of that kind. Within a block the
   // structure has the caches to itself; across rounds the contenders alternate, so a
   // burst of interference (they last seconds) rarely spoils all of one's rounds.
-  const int rounds = lookup_passes(repeats) / kPassesPerBlock;
+  // At least lookup_passes(repeats) passes of each kind, and rounds for at least
+  // g_min_lookup_seconds: four rounds of a 10^7-key filter take ~0.3 s, less than one
+  // burst, which then could spoil them all.
+  const int min_rounds = lookup_passes(repeats) / kPassesPerBlock;
+  const double start = now_ns();
   std::vector<std::array<double, 3>> best(contenders.size(), {0, 0, 0});
-  for (int r = 0; r < rounds; ++r) {
+  for (int r = 0; r < kMaxRounds && (r < min_rounds || now_ns() - start < g_min_lookup_seconds * 1e9); ++r) {
     for (size_t j = 0; j < contenders.size(); ++j) {
       const Contender& c = contenders[j];
       const bool u64 = d.u64 && c.pass_u64 && c.many_u64;

@@ -20,6 +20,11 @@ void add_bench(CLI::App& app, int& status) {
   cmd->add_option("-p,--fpp", o->b.fpp, "target false-positive rate")->default_val(0.01);
   cmd->add_option("--repeats", o->b.repeats, "builds: the median of this many runs; lookups: the least of at least 11 passes")->default_val(3);
   cmd->add_option("--only", o->b.only, "only the structure families whose name contains this");
+  cmd->add_option("--min-time", o->b.min_lookup_seconds,
+                  "lookups: keep timing rounds for at least this many seconds per comparison (bursts of "
+                  "interference from other tenants last seconds)")
+      ->default_val(3)
+      ->check(CLI::Range(0.0, 600.0));
   cmd->add_flag("--json", o->json, "print a JSON array of rows");
   cmd->callback([o, &status] {
     const bool json = o->json;
