@@ -146,7 +146,7 @@ void expect_matches_model(GolombCodedSet& s, const std::vector<uint64_t>& model,
     for (uint64_t v : probes)
       ASSERT_EQ(s.contains_value(v), std::binary_search(model.begin(), model.end(), v)) << v << " bmi2 " << bmi2;
     for (uint64_t v : model) ASSERT_TRUE(s.contains_value(v)) << v;
-    // Hashes of the probes: a small batch is answered in order, a big one sorted.
+    // Hashes of the probes in batches (answered in order, or sorted when dense).
     std::vector<uint64_t> hashes;
     for (uint64_t v : probes)
       if (v < s.range()) hashes.push_back(hash_of_value(v, s.range()));
@@ -164,6 +164,19 @@ void expect_matches_model(GolombCodedSet& s, const std::vector<uint64_t>& model,
         ASSERT_EQ(found, expect_found);
       }
     }
+    // A batch dense enough to be sorted whatever the set's size (8 queries a bucket):
+    // the probes again and again.
+    std::vector<uint64_t> dense;
+    while (dense.size() < 8 * s.bucket_count() + 2)
+      dense.insert(dense.end(), hashes.begin(), hashes.end());
+    std::unique_ptr<bool[]> out(new bool[dense.size()]);
+    size_t expect_found = 0;
+    const size_t found = s.contains_many_hashes(dense, std::span<bool>(out.get(), dense.size()));
+    for (size_t i = 0; i < dense.size(); ++i) {
+      ASSERT_EQ(out[i], s.contains_hash(dense[i])) << i;
+      expect_found += out[i];
+    }
+    ASSERT_EQ(found, expect_found);
   }
   s.use_bmi2(true);
 }

@@ -42,7 +42,7 @@
 //    ~53 ns at its end (~80 ns walking from the start). Golomb-coded sets decode code by
 //    code (~2.5x slower): choose Golomb only when the last 0.07 bits/key matter more
 //    than query speed.
-//  * contains_many() answers a sparse batch (fewer queries than half the buckets) in the
+//  * contains_many() answers a sparse batch (fewer than 8 queries a bucket) in the
 //    caller's order with the index entries and bucket lines of 32 queries prefetched
 //    ahead; a dense batch is sorted and each bucket searched once, its queries ascending.
 //  * Hash: XXH3-64 with a seed by default; the range reduction is Lemire's
