@@ -102,22 +102,23 @@ class CuckooTable {
   uint64_t size() const noexcept { return count_; }
   uint64_t bytes() const noexcept { return table_bytes(m_, f_, b_); }
 
+  // F: the fingerprint size as a constant, or 0 for the table's.
+  template <uint32_t F = 0>
   uint32_t fingerprint(uint64_t h) const noexcept {
-    const uint32_t fp = static_cast<uint32_t>(h) & fmask_;
+    const uint32_t mask = F != 0 ? static_cast<uint32_t>(low_mask(F)) : fmask_;
+    const uint32_t fp = static_cast<uint32_t>(h) & mask;
     return fp ? fp : 1;
   }
   uint64_t index(uint64_t h) const noexcept { return ((h >> 32) * m_) >> 32; }
   uint32_t alt_bits() const noexcept { return alt_bits_; }
   uint64_t alt(uint64_t i, uint32_t fp) const noexcept {
-    uint64_t H;
-    if (__builtin_expect(alt_bits_ == 0, 1)) {
-      const uint64_t mixed = (static_cast<uint64_t>(fp) * 0x9E3779B97F4A7C15ULL) >> 32;
-      H = ((mixed * m_) >> 32) | 1;
-    } else {
-      H = mod_m_.mod(nested_g(fp, alt_bits_));
-    }
-    // (H - i) mod m without a branch (a branch here would mispredict half the time).
-    return H - i + (m_ & (uint64_t{0} - static_cast<uint64_t>(H < i)));
+    if (__builtin_expect(alt_bits_ == 0, 1)) return alt_plain(i, fp);
+    return alt_nested(i, nested_g(fp, alt_bits_));
+  }
+  // The plain form: H(fp) = floor(((fp * golden mod 2^64) >> 32) * m / 2^32) | 1.
+  uint64_t alt_plain(uint64_t i, uint32_t fp) const noexcept {
+    const uint64_t mixed = (static_cast<uint64_t>(fp) * 0x9E3779B97F4A7C15ULL) >> 32;
+    return minus_mod_m(((mixed * m_) >> 32) | 1, i);
   }
   // G(fp) of the nested form, before the reduction mod m: the same in every level
   // whose alt_bits agree (ScalableCuckooFilter computes it once per key).
@@ -126,9 +127,12 @@ class CuckooTable {
     return splitmix(low ? low : 1) | 1;
   }
   // The nested-form alternate bucket with G already computed.
-  uint64_t alt_nested(uint64_t i, uint64_t g) const noexcept {
-    const uint64_t H = mod_m_.mod(g);
-    return H - i + (m_ & (uint64_t{0} - static_cast<uint64_t>(H < i)));
+  uint64_t alt_nested(uint64_t i, uint64_t g) const noexcept { return minus_mod_m(mod_m_.mod(g), i); }
+  // (H - i) mod m for H, i < m, as a conditional move (a branch here would mispredict
+  // half the time).
+  uint64_t minus_mod_m(uint64_t H, uint64_t i) const noexcept {
+    const uint64_t d = H - i;
+    return H < i ? d + m_ : d;
   }
   static uint64_t splitmix(uint64_t x) noexcept {
     x += 0x9E3779B97F4A7C15ULL;
@@ -193,15 +197,24 @@ class CuckooTable {
   Probe probe(uint64_t h) const noexcept { return probe_at(index(h), fingerprint(h)); }
   Probe probe_at(uint64_t i1, uint32_t fp) const noexcept { return {i1, alt(i1, fp), fp}; }
   bool test(const Probe& p) const noexcept {
-    if (__builtin_expect(path_ == Path::byte_window, 1)) return test_byte_windows(p.i1, p.i2, p.fp);
+    if (__builtin_expect(path_ == Path::byte_window, 1)) return test_byte_windows<0, 0>(p.i1, p.i2, p.fp);
     return test_other(p.i1, p.i2, p.fp);
   }
   // Path::byte_window: one 64-bit load per bucket and a SWAR "a lane equals fp" test.
+  // F and B: the geometry as constants (lane constants and bucket stride fold), or 0
+  // for the table's.
+  template <uint32_t F, uint32_t B>
   bool test_byte_windows(uint64_t i1, uint64_t i2, uint32_t fp) const noexcept {
-    const uint64_t pattern = wones_ * fp;
-    const uint64_t x1 = load64(i1 * bucket_bytes_) ^ pattern;
-    const uint64_t x2 = load64(i2 * bucket_bytes_) ^ pattern;
-    return (((x1 - wones_) & ~x1) | ((x2 - wones_) & ~x2)) & whighs_;
+    uint64_t stride = bucket_bytes_, ones = wones_, highs = whighs_;
+    if constexpr (F != 0) {
+      stride = F * B / 8;
+      ones = lane_ones(F, B);
+      highs = ones << (F - 1);
+    }
+    const uint64_t pattern = ones * fp;
+    const uint64_t x1 = load64(i1 * stride) ^ pattern;
+    const uint64_t x2 = load64(i2 * stride) ^ pattern;
+    return (((x1 - ones) & ~x1) | ((x2 - ones) & ~x2)) & highs;
   }
   void prefetch(const Probe& p) const noexcept {
     __builtin_prefetch(bytes_ptr() + ((p.i1 * bucket_bits_) >> 3), 0, 3);
@@ -217,22 +230,12 @@ class CuckooTable {
     if (__builtin_expect(plain_byte_window_, 1)) return contains_plain<0, 0>(h);
     return contains_hash_other(h);
   }
-  // A plain-alt, byte_window lookup; F and B compile-time, or 0 for the members'.
+  // A plain-alt, byte_window lookup; F and B compile-time, or 0 for the table's.
   template <uint32_t F, uint32_t B>
   [[gnu::always_inline]] bool contains_plain(uint64_t h) const noexcept {
-    const uint64_t stride = F != 0 ? F * B / 8 : bucket_bytes_;
-    const uint64_t ones = F != 0 ? lane_ones(F, B) : wones_;
-    const uint64_t highs = F != 0 ? lane_ones(F, B) << (F != 0 ? F - 1 : 0) : whighs_;
-    const uint32_t fmask = F != 0 ? static_cast<uint32_t>((uint64_t{1} << F) - 1) : fmask_;
     const uint64_t i1 = index(h);
-    uint32_t fp = static_cast<uint32_t>(h) & fmask;
-    fp = fp ? fp : 1;
-    const uint64_t H = ((((static_cast<uint64_t>(fp) * 0x9E3779B97F4A7C15ULL) >> 32) * m_) >> 32) | 1;
-    const uint64_t d = H - i1, i2 = H < i1 ? d + m_ : d;  // a cmov: one step shorter
-    const uint64_t pattern = ones * fp;
-    const uint64_t x1 = load64(i1 * stride) ^ pattern;
-    const uint64_t x2 = load64(i2 * stride) ^ pattern;
-    return (((x1 - ones) & ~x1) | ((x2 - ones) & ~x2)) & highs;
+    const uint32_t fp = fingerprint<F>(h);
+    return test_byte_windows<F, B>(i1, alt_plain(i1, fp), fp);
   }
   // The same with the first bucket and the fingerprint given.
   bool contains_at(uint64_t i1, uint32_t fp) const noexcept { return test(probe_at(i1, fp)); }
