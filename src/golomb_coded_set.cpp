@@ -272,19 +272,6 @@ void GolombCodedSet::prepare_queries() {
   width_inverse_ = ~uint64_t{0} / width_;
   const unsigned c = rem_bits_;
   group_ = cutoff_ == 0 && c >= 1 && c <= 56 ? std::min(8u, 56u / c) : 0;  // 0: not Rice, per-code path
-  // Pairs of fields into 2c-bit slots, then one multiply adds the slots into the top one:
-  // exact while 2c·ceil(G/2) <= 64 and G·(2^c - 1) < 2^(2c) (c = 3 ..= 14).
-  swar_ = group_ != 0 && c >= 3 && c <= 14;
-  if (swar_) {
-    const unsigned slots = (group_ + 1) / 2;
-    swar_even_ = swar_mul_ = 0;
-    for (unsigned i = 0; i < slots; ++i) {
-      swar_even_ |= ((uint64_t{1} << c) - 1) << (2 * c * i);
-      swar_mul_ |= uint64_t{1} << (2 * c * i);
-    }
-    swar_shift_ = 2 * c * (slots - 1);
-    swar_mask_ = (uint64_t{1} << (2 * c)) - 1;
-  }
   static const bool fast_pdep = cpu_has_fast_pdep();
   bmi2_ = fast_pdep;
   choose_query();
@@ -298,8 +285,9 @@ bool GolombCodedSet::use_bmi2(bool enable) noexcept {
 }
 
 struct GolombCodedSet::Kernel {
-  // C != 0: the remainder width as a constant (the common widths are compiled apart, so
-  // shifts, masks and the group loop fold); C == 0: read from the set.
+  // C != 0: the remainder width as a constant, for the widths whose group remainders
+  // are summed by SWAR (c = 3 ..= 14, each compiled apart, so shifts, masks and the
+  // group loop fold); C == 0: the other widths, read from the set, summed field by field.
   template <unsigned C>
   static unsigned rem_bits(const GolombCodedSet& s) noexcept {
     if constexpr (C != 0) return C;
@@ -310,8 +298,9 @@ struct GolombCodedSet::Kernel {
     if constexpr (C != 0) return std::min(8u, 56u / C);
     else return s.group_;
   }
-  template <unsigned C>
-  static constexpr bool kSwar = C >= 3 && C <= 14;
+  static constexpr bool swar_width(unsigned c) noexcept { return c >= 3 && c <= 14; }
+  // Pairs of fields into 2c-bit slots, then one multiply adds the slots into the top one:
+  // exact while 2c·ceil(G/2) <= 64 and G·(2^c - 1) < 2^(2c), that is for swar_width(c).
   struct Swar {
     uint64_t even = 0, mul = 0;
     unsigned shift = 0;
@@ -338,13 +327,11 @@ struct GolombCodedSet::Kernel {
   // Sum of the G c-bit fields in the low G·c bits of y.
   template <unsigned C>
   static uint64_t remainder_sum(const GolombCodedSet& s, uint64_t y) noexcept {
-    if constexpr (C != 0 && kSwar<C>) {
+    if constexpr (C != 0) {
+      static_assert(swar_width(C));
       constexpr Swar w = swar_constants(C);
       const uint64_t pairs = (y & w.even) + ((y >> C) & w.even);
       return ((pairs * w.mul) >> w.shift) & w.mask;
-    } else if (C == 0 && s.swar_) {
-      const uint64_t pairs = (y & s.swar_even_) + ((y >> rem_bits<C>(s)) & s.swar_even_);
-      return ((pairs * s.swar_mul_) >> s.swar_shift_) & s.swar_mask_;
     }
     const uint64_t mask = (uint64_t{1} << rem_bits<C>(s)) - 1;
     uint64_t sum = 0;
@@ -649,10 +636,12 @@ struct GolombCodedSet::Kernel {
 #else
 #define AMQ_GCS_BMI2
 #endif
-  // Calls f.template operator()<C>() with C = c for the Rice widths compiled apart (the
-  // SWAR ones), else C = 0 (the width read from the set; Golomb coding passes c = 0).
+  // Calls f.template operator()<C>() with C = the set's remainder width when it is one
+  // compiled apart (a Rice set with swar_width(c)), else C = 0 (read from the set;
+  // Golomb coding too, whose searches take the per-code path).
   template <class F>
-  static decltype(auto) with_width(unsigned c, F&& f) {
+  static decltype(auto) with_width(const GolombCodedSet& s, F&& f) {
+    const unsigned c = s.group_ != 0 ? s.rem_bits_ : 0;
     switch (c) {
       case 3: return f.template operator()<3>();
       case 4: return f.template operator()<4>();
@@ -688,16 +677,16 @@ struct GolombCodedSet::Kernel {
     return found;
   }
   AMQ_GCS_BMI2 static size_t many_sparse_bmi2(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) noexcept {
-    return with_width(s.group_ != 0 ? s.rem_bits_ : 0, [&]<unsigned C>() { return many_sparse<C, true>(s, h, out); });
+    return with_width(s, [&]<unsigned C>() { return many_sparse<C, true>(s, h, out); });
   }
   static size_t many_sparse_portable(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) noexcept {
-    return with_width(s.group_ != 0 ? s.rem_bits_ : 0, [&]<unsigned C>() { return many_sparse<C, false>(s, h, out); });
+    return with_width(s, [&]<unsigned C>() { return many_sparse<C, false>(s, h, out); });
   }
   AMQ_GCS_BMI2 static size_t many_sorted_bmi2(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) {
-    return with_width(s.group_ != 0 ? s.rem_bits_ : 0, [&]<unsigned C>() { return many_sorted<C, true>(s, h, out); });
+    return with_width(s, [&]<unsigned C>() { return many_sorted<C, true>(s, h, out); });
   }
   static size_t many_sorted_portable(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) {
-    return with_width(s.group_ != 0 ? s.rem_bits_ : 0, [&]<unsigned C>() { return many_sorted<C, false>(s, h, out); });
+    return with_width(s, [&]<unsigned C>() { return many_sorted<C, false>(s, h, out); });
   }
 #undef AMQ_GCS_BMI2
 };
@@ -707,7 +696,7 @@ void GolombCodedSet::choose_query() noexcept {
     query_ = &Kernel::contains_scan;
     return;
   }
-  query_ = Kernel::with_width(rem_bits_, [&]<unsigned C>() -> QueryFn {
+  query_ = Kernel::with_width(*this, [&]<unsigned C>() -> QueryFn {
     return bmi2_ ? &Kernel::contains_bmi2<C> : &Kernel::contains_portable<C>;
   });
 }

@@ -280,11 +280,9 @@ class GolombCodedSet {
   std::vector<uint16_t> rel16_;    // bucket offset - its superblock's (buckets + 1 entries)
   std::vector<uint32_t> rel32_;
   // Derived at build/load: floor((2^64 - 1) / W); the Rice group size G (codes whose
-  // remainders fill at most 56 bits) and the constants to add G remainders at once.
+  // remainders fill at most 56 bits).
   uint64_t width_inverse_ = 0;
-  unsigned group_ = 0, swar_shift_ = 0;
-  uint64_t swar_even_ = 0, swar_mul_ = 0, swar_mask_ = 0;
-  bool swar_ = false;
+  unsigned group_ = 0;
   bool bmi2_ = false;  // the pdep select is used
   // The single-query kernel for this coding, width and select: one call, no dispatch.
   using QueryFn = bool (*)(const GolombCodedSet&, uint64_t) noexcept;
