@@ -184,12 +184,10 @@ struct Contender {
 // single passes (the structures then shared the last-level cache, and the one reading
 // fewer lines per key lost most), and alternating the kinds of pass (the present
 // sample's lines, read by two kinds, stayed hotter than the absent sample's).
-void measure_contenders(std::span<Contender> contenders, const Dataset& d, int repeats,
+void measure_contenders(std::span<Contender> contenders, const Dataset& d, const Options& o,
                         size_t sample = kLookupSample);
 inline constexpr int kPassesPerBlock = 3;
 inline constexpr int kMaxRounds = 64;
-// Options::min_lookup_seconds of the run in progress (run_all sets it).
-inline double g_min_lookup_seconds = 3;
 // How many timed passes of each kind measure_contenders takes (whole rounds).
 inline int lookup_passes(int repeats) {
   return (std::max(kMinPasses, repeats) + kPassesPerBlock - 1) / kPassesPerBlock * kPassesPerBlock;
@@ -209,15 +207,15 @@ Contender set_contender(Row& row, const Set& s) {
 
 // measure_contenders for one structure: `contains(Bytes)` answers one key.
 template <class Contains>
-void measure_lookups(Row& row, const Dataset& d, int repeats, const Contains& contains) {
+void measure_lookups(Row& row, const Dataset& d, const Options& o, const Contains& contains) {
   Contender c = contender(row, contains);
-  measure_contenders(std::span(&c, 1), d, repeats);
+  measure_contenders(std::span(&c, 1), d, o);
 }
 // measure_contenders for one structure with contains(key) and contains_many(keys, out).
 template <class Set>
-void measure_set_lookups(Row& row, const Dataset& d, int repeats, const Set& s, size_t sample = kLookupSample) {
+void measure_set_lookups(Row& row, const Dataset& d, const Options& o, const Set& s, size_t sample = kLookupSample) {
   Contender c = set_contender(row, s);
-  measure_contenders(std::span(&c, 1), d, repeats, sample);
+  measure_contenders(std::span(&c, 1), d, o, sample);
 }
 
 inline void finish_row(Row& row, const Dataset& d) {

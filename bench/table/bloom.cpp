@@ -45,7 +45,7 @@ void bench_bloom(const Options& o, const Dataset& d, const Sink& sink) {
   Row peer{.structure = "libbloom (peer)", .note = "skipped: libbloom-dev not installed"};
   const bool ok = false;
 #endif
-  measure_contenders(contenders, d, o.repeats);
+  measure_contenders(contenders, d, o);
   finish_row(row, d);
   if (ok) {
     finish_row(peer, d);
@@ -71,7 +71,7 @@ void bench_bloom(const Options& o, const Dataset& d, const Sink& sink) {
     row.params = fmt::format("k={} bits={} (capacity {})", f.num_hashes(), f.bit_size(), capacity);
     row.bytes = f.size_in_bytes();
     row.note = fmt::format("filter {} MiB = 4x LLC, holding the {} keys", row.bytes >> 20, n);
-    measure_set_lookups(row, d, o.repeats, f, kBeyondCacheSample);
+    measure_set_lookups(row, d, o, f, kBeyondCacheSample);
     finish_row(row, d);
     sink(row);
   }

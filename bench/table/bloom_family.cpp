@@ -25,7 +25,7 @@ void blocked_row(const Options& o, const Dataset& d, const Sink& sink, const cha
   row.params = fmt::format("blocks={} bits={}{}", f.num_blocks(), f.bit_size(), f.uses_avx2() ? " sse2/avx2" : f.uses_simd() ? " sse2" : " portable");
   row.bytes = f.size_in_bytes();
   row.note = std::move(note);
-  measure_set_lookups(row, d, o.repeats, f, sample);
+  measure_set_lookups(row, d, o, f, sample);
   finish_row(row, d);
   sink(row);
 }
@@ -60,7 +60,7 @@ void bench_bloom_family(const Options& o, const Dataset& d, const Sink& sink) {
     row.params = fmt::format("n0={} s={} r={} layers={}", initial, p.growth, p.tightening, f.layer_count());
     row.bytes = f.size_in_bytes();
     row.note = fmt::format("{} keys counted", f.size());
-    measure_set_lookups(row, d, o.repeats, f);
+    measure_set_lookups(row, d, o, f);
     finish_row(row, d);
     sink(row);
   }

@@ -191,7 +191,7 @@ void bench_cuckoo(const Options& o, const Dataset& d, const Sink& sink) {
   Row bloom{.structure = "BloomFilter (same fpp)", .fpp_target = cuckoo.fpp_target};
   const BloomFilter bf = build_bloom_row(bloom, d, o.repeats, cuckoo.fpp_target);
   Contender both[2] = {set_contender(cuckoo, f), set_contender(bloom, bf)};
-  measure_contenders(both, d, o.repeats);
+  measure_contenders(both, d, o);
   finish_row(cuckoo, d);
   finish_row(bloom, d);
   const double ratio_pos = bloom.lookup_pos_ns / cuckoo.lookup_pos_ns;
@@ -215,7 +215,7 @@ void bench_cuckoo(const Options& o, const Dataset& d, const Sink& sink) {
                            static_cast<double>(n);
     row.bytes = s.size_in_bytes();
     row.params = fmt::format("n0=n/64 levels={} load {:.3f}", s.num_levels(), s.load_factor());
-    measure_set_lookups(row, d, o.repeats, s);
+    measure_set_lookups(row, d, o, s);
     finish_row(row, d);
     sink(row);
   }
@@ -223,7 +223,7 @@ void bench_cuckoo(const Options& o, const Dataset& d, const Sink& sink) {
   go_peer_row(o, d, cuckoo,
               [&] {
                 Row again = cuckoo;
-                measure_set_lookups(again, d, o.repeats, f);
+                measure_set_lookups(again, d, o, f);
                 return again;
               },
               sink);

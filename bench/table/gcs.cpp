@@ -36,7 +36,7 @@ void bench_gcs(const Options& o, const Dataset& d, const Sink& sink) {
 
   Contender contenders[3] = {set_contender(bloom, f), set_contender(rows[0], sets[0]),
                              set_contender(rows[1], sets[1])};
-  measure_contenders(contenders, d, o.repeats);
+  measure_contenders(contenders, d, o);
   finish_row(bloom, d);
   sink(bloom);
 

@@ -3,7 +3,6 @@
 namespace amq::bench {
 
 void run_all(const Options& options, const Sink& sink) {
-  g_min_lookup_seconds = options.min_lookup_seconds;
   const Dataset d = load_dataset(options);
   using Fn = void (*)(const Options&, const Dataset&, const Sink&);
   const std::pair<const char*, Fn> benches[] = {

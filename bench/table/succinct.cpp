@@ -73,11 +73,11 @@ struct TransparentHash {
 
 // Returns the mix time, ns per key.
 template <class Contains>
-double finish(Row& row, const Dataset& d, const Mix& mix, uint64_t raw, int repeats, Contains&& contains) {
-  measure_lookups(row, d, repeats, contains);
+double finish(Row& row, const Dataset& d, const Mix& mix, uint64_t raw, const Options& o, Contains&& contains) {
+  measure_lookups(row, d, o, contains);
   // Thread CPU time, not wall time: on a shared machine the wall clock mostly
   // measures the neighbours.
-  const double mix_ns = best_cpu_ns(repeats, [&] { g_sink = lookup_pass(std::span<const Bytes>(mix.keys), contains); }) /
+  const double mix_ns = best_cpu_ns(o.repeats, [&] { g_sink = lookup_pass(std::span<const Bytes>(mix.keys), contains); }) /
                        static_cast<double>(mix.keys.size());
   finish_row(row, d);
   row.note = fmt::format("{:.1f}% of raw key bytes; mix {:.1f} ns cpu{}{}", 100.0 * static_cast<double>(row.bytes) /
@@ -103,7 +103,7 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit) {
     row.build_ns_per_key = median_ns(o.repeats, [&] { s = SuccinctSet::build(d.keys); }) / n;
     row.bytes = s.size_in_bytes();
     row.params = fmt::format("{}: {} nodes, {} tails", data, s.node_count(), s.tail_count());
-    succinct_mix = finish(row, d, mix, raw, o.repeats, [&](Bytes k) { return s.contains(k); });
+    succinct_mix = finish(row, d, mix, raw, o, [&](Bytes k) { return s.contains(k); });
     sink(row);
   }
   {
@@ -117,7 +117,7 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit) {
     row.bytes = v.size() * sizeof(std::string);
     for (const auto& k : v) row.bytes += string_heap(k);
     row.params = data;
-    finish(row, d, mix, raw, o.repeats,
+    finish(row, d, mix, raw, o,
            [&](Bytes k) { return std::binary_search(v.begin(), v.end(), as_chars(k), std::less<>{}); });
     sink(row);
   }
@@ -129,7 +129,7 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit) {
     for (const auto& k : s) row.bytes += string_heap(k);
     row.params = data;
     row.note = "bytes: nodes + string heap, malloc overhead not counted";
-    finish(row, d, mix, raw, o.repeats, [&](Bytes k) { return s.find(as_chars(k)) != s.end(); });
+    finish(row, d, mix, raw, o, [&](Bytes k) { return s.find(as_chars(k)) != s.end(); });
     sink(row);
   }
   {
@@ -141,7 +141,7 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit) {
     for (const auto& k : s) row.bytes += string_heap(k);
     row.params = data;
     row.note = "bytes: nodes + buckets + string heap, malloc overhead not counted";
-    finish(row, d, mix, raw, o.repeats, [&](Bytes k) { return s.find(as_chars(k)) != s.end(); });
+    finish(row, d, mix, raw, o, [&](Bytes k) { return s.find(as_chars(k)) != s.end(); });
     sink(row);
   }
 #if AMQ_HAVE_MARISA
@@ -157,7 +157,7 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit) {
     row.bytes = t.io_size();
     row.params = fmt::format("{}: default config", data);
     marisa::Agent agent;
-    marisa_mix = finish(row, d, mix, raw, o.repeats, [&](Bytes k) {
+    marisa_mix = finish(row, d, mix, raw, o, [&](Bytes k) {
       agent.set_query(reinterpret_cast<const char*>(k.data()), k.size());
       return t.lookup(agent);
     });

@@ -113,7 +113,7 @@ Dataset load_dataset(const Options& o) {
   return d;
 }
 
-void measure_contenders(std::span<Contender> contenders, const Dataset& d, int repeats, size_t sample) {
+void measure_contenders(std::span<Contender> contenders, const Dataset& d, const Options& o, size_t sample) {
   const std::span<const Bytes> present = d.probe_keys(sample), absent = d.probe_absent(sample);
   std::unique_ptr<bool[]> out(new bool[1024]);
   const auto per_key = [](double ns, size_t keys) { return ns / static_cast<double>(std::max<size_t>(keys, 1)); };
@@ -128,13 +128,13 @@ void measure_contenders(std::span<Contender> contenders, const Dataset& d, int r
   // timed kPassesPerBlock times after a warm-up pass of that kind. Within a block the
   // structure has the caches to itself; across rounds the contenders alternate, so a
   // burst of interference (they last seconds) rarely spoils all of one's rounds.
-  // At least lookup_passes(repeats) passes of each kind, and rounds for at least
-  // g_min_lookup_seconds: four rounds of a 10^7-key filter take ~0.3 s, less than one
+  // At least lookup_passes(o.repeats) passes of each kind, and rounds for at least
+  // o.min_lookup_seconds: four rounds of a 10^7-key filter take ~0.3 s, less than one
   // burst, which then could spoil them all.
-  const int min_rounds = lookup_passes(repeats) / kPassesPerBlock;
+  const int min_rounds = lookup_passes(o.repeats) / kPassesPerBlock;
   const double start = now_ns();
   std::vector<std::array<double, 3>> best(contenders.size(), {0, 0, 0});
-  for (int r = 0; r < kMaxRounds && (r < min_rounds || now_ns() - start < g_min_lookup_seconds * 1e9); ++r) {
+  for (int r = 0; r < kMaxRounds && (r < min_rounds || now_ns() - start < o.min_lookup_seconds * 1e9); ++r) {
     for (size_t j = 0; j < contenders.size(); ++j) {
       const Contender& c = contenders[j];
       const bool u64 = d.u64 && c.pass_u64 && c.many_u64;
