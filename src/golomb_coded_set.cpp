@@ -540,6 +540,17 @@ struct GolombCodedSet::Kernel {
     return seek<C, Bmi2>(s, at, target);
   }
 
+  // Golomb coding: code by code.
+  static bool contains_scan(const GolombCodedSet& s, uint64_t v) noexcept {
+    bool found = false;
+    s.scan_bucket(s.bucket_of(v), [&](uint64_t cur) {
+      if (cur < v) return true;
+      found = cur == v;
+      return false;
+    });
+    return found;
+  }
+
   // Answers a batch in the caller's order, software-pipelined: the index entries of a
   // chunk are prefetched, then the buckets' lines, then the chunk is searched.
   template <unsigned C, bool Bmi2>
@@ -575,17 +586,7 @@ struct GolombCodedSet::Kernel {
         if (i < m) found += out[base + i] = seek<C, Bmi2>(s, at[i], target[i]);
         continue;
       }
-      for (size_t i = 0; i < m; ++i) {
-        bool hit = false;
-        s.scan_bucket(bucket[i], [&](uint64_t cur) {
-          const uint64_t v = bucket[i] * s.width_ + target[i];
-          if (cur < v) return true;
-          hit = cur == v;
-          return false;
-        });
-        out[base + i] = hit;
-        found += hit;
-      }
+      for (size_t i = 0; i < m; ++i) found += out[base + i] = contains_scan(s, bucket[i] * s.width_ + target[i]);
     }
     return found;
   }
@@ -665,16 +666,6 @@ struct GolombCodedSet::Kernel {
   template <unsigned C>
   static bool contains_portable(const GolombCodedSet& s, uint64_t v) noexcept {
     return contains<C, false>(s, v);
-  }
-  // Golomb coding: code by code.
-  static bool contains_scan(const GolombCodedSet& s, uint64_t v) noexcept {
-    bool found = false;
-    s.scan_bucket(s.bucket_of(v), [&](uint64_t cur) {
-      if (cur < v) return true;
-      found = cur == v;
-      return false;
-    });
-    return found;
   }
   AMQ_GCS_BMI2 static size_t many_sparse_bmi2(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) noexcept {
     return with_width(s, [&]<unsigned C>() { return many_sparse<C, true>(s, h, out); });
