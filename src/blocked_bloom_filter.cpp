@@ -7,7 +7,6 @@
 #include "amq/error.hpp"
 #include "amq/format.hpp"
 
-
 namespace amq::detail::sbbf {
 namespace {
 

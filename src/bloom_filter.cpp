@@ -8,7 +8,6 @@
 #include "amq/format.hpp"
 
 namespace amq {
-
 namespace {
 
 constexpr uint64_t kMaxWords = 0x7fffffff;  // Guava's long[] is int-indexed

@@ -72,15 +72,10 @@ struct Hash128 {
 };
 
 namespace detail {
-// XXH3-64 of a key of at most 16 bytes, inline. xxHash's public entry point stays out
-// of line (its long-input paths are large), and a `flatten` wrapper around it is lost
-// whenever the wrapper itself is inlined, so this calls the library's own short-input
-// function, which XXH_INLINE_ALL makes visible and force-inlines. It is exactly what
-// XXH3_64bits_withSeed does for len <= 16 (tested for every length).
-// Keys of 4 to 8 bytes (amq's uint64_t keys among them) take xxHash's 4-to-8 formula
-// written out here: the library's final mix (XXH3_rrmxmx) is a plain static function
-// that gcc leaves out of line, a call in every lookup.
 #if XXH_VERSION_NUMBER >= 800
+// XXH3-64 of a key of 4 to 8 bytes (amq's uint64_t keys among them): xxHash's 4-to-8
+// formula written out, because the library's final mix (XXH3_rrmxmx) is a plain static
+// function that gcc leaves out of line, a call in every lookup.
 [[gnu::always_inline]] inline uint64_t xxh3_64_4to8(const void* p, size_t len, uint64_t seed) noexcept {
   uint32_t lo, hi;
   std::memcpy(&lo, p, 4);
@@ -95,6 +90,12 @@ namespace detail {
   return h ^ (h >> 28);
 }
 #endif
+// XXH3-64 of a key of at most 16 bytes, inline. xxHash's public entry point stays out
+// of line (its long-input paths are large), and a `flatten` wrapper around it is lost
+// whenever the wrapper itself is inlined, so this calls the library's own short-input
+// function, which XXH_INLINE_ALL makes visible and force-inlines (4 to 8 bytes: the
+// function above). It is exactly what XXH3_64bits_withSeed does for len <= 16 (tested
+// for every length).
 [[gnu::always_inline]] inline uint64_t xxh3_64_short(const void* p, size_t len, uint64_t seed) noexcept {
 #if XXH_VERSION_NUMBER >= 800
   if (len - 4 <= 4) return xxh3_64_4to8(p, len, seed);

@@ -12,8 +12,9 @@ inline constexpr size_t kBatch = 16;
 inline void prefetch(const void* p) noexcept { __builtin_prefetch(p, 0, 3); }
 
 // The last-level cache's size (the largest cache of CPU 0 in sysfs; 32 MiB when the
-// system does not say), read once. A structure smaller than this is answered key by key by contains_many where
-// prefetching only adds work: out-of-order execution already overlaps the misses.
+// system does not say), read once. contains_many answers a structure smaller than
+// this key by key: there prefetching only adds work, as out-of-order execution
+// already overlaps the misses.
 size_t last_level_cache_bytes() noexcept;
 
 }  // namespace amq::detail
