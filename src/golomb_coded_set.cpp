@@ -8,6 +8,10 @@
 #include <cstring>
 #include <string>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "amq/detail/bit_stream.hpp"
 #include "amq/detail/byte_io.hpp"
 #include "amq/detail/golomb_code.hpp"
@@ -18,7 +22,11 @@
 namespace amq {
 namespace {
 
-constexpr size_t kGuardBytes = 16;
+// Zero bytes around the stream in memory (not in files): queries read whole words
+// around a bucket, a byte-layout query up to 32 bytes before a bucket's end and 288
+// after its start.
+constexpr size_t kGuardBytes = 32;
+constexpr size_t kTailGuardBytes = 288;
 constexpr uint64_t kMaxRangePerKey = uint64_t{1} << 40;
 
 uint64_t range_per_key_for(double fpp) {
@@ -41,6 +49,12 @@ uint64_t width_for(uint64_t m, uint64_t range, GolombCodedSet::Coding coding) {
                                                               : GolombCodedSet::kRiceBucketKeys;
   const unsigned __int128 w = static_cast<unsigned __int128>(m) * k;
   return w > range ? range : static_cast<uint64_t>(w);
+}
+
+// The byte layout: Rice with a 7-bit remainder, and buckets no wider than 128 · 256
+// (so a real code's quotient sum stays below 256 and its values fit 16-bit lanes).
+bool byte_layout_for(GolombCodedSet::Coding coding, uint64_t divisor, uint64_t m) {
+  return coding == GolombCodedSet::Coding::rice && divisor == 128 && m <= 256;
 }
 
 }  // namespace
@@ -70,6 +84,7 @@ GolombCodedSet GolombCodedSet::from_hashes(std::vector<uint64_t> hashes, const O
   hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
   s.values_ = hashes.size();
 
+  s.byte_layout_ = byte_layout_for(s.coding_, s.divisor_, s.m_);
   const detail::GolombCode code(s.divisor_);
   detail::BitWriter w;
   std::vector<uint64_t> offsets(s.buckets_ + 1);
@@ -83,6 +98,22 @@ GolombCodedSet GolombCodedSet::from_hashes(std::vector<uint64_t> hashes, const O
     for (; i < hashes.size() && hashes[i] < limit; ++i) {
       gaps.push_back(hashes[i] - prev);
       prev = hashes[i];
+    }
+    if (s.byte_layout_) {
+      // A byte per code (the quotient's first unary bit, then the 7-bit remainder); the
+      // rest of the nonzero quotients' unary codes last one first, ending on a byte.
+      uint64_t rest = 0;
+      for (uint64_t g : gaps) {
+        w.put((g >= 128 ? 0x80 : 0) | (g & 127), 8);
+        rest += g >> 7;
+      }
+      w.put_run(false, (8 - rest % 8) % 8);
+      for (size_t j = gaps.size(); j-- > 0;) {
+        if (gaps[j] < 128) continue;
+        w.put_bit(false);
+        w.put_run(true, (gaps[j] >> 7) - 1);
+      }
+      continue;
     }
     // The remainders forward from the bucket's start, then the unary quotients last
     // one first, so that read backwards from the bucket's end they come in order.
@@ -104,7 +135,7 @@ GolombCodedSet GolombCodedSet::from_hashes(std::vector<uint64_t> hashes, const O
 }
 
 void GolombCodedSet::set_stream(std::span<const std::byte> bytes) {
-  stream_.assign(bytes.size() + 2 * kGuardBytes, std::byte{0});
+  stream_.assign(bytes.size() + kGuardBytes + kTailGuardBytes, std::byte{0});
   if (!bytes.empty()) std::memcpy(stream_.data() + kGuardBytes, bytes.data(), bytes.size());
 }
 
@@ -204,6 +235,7 @@ bool cpu_has_fast_pdep() noexcept {
 // without a branch.
 template <class F>
 inline void GolombCodedSet::scan_bucket(uint64_t b, F&& f) const noexcept {
+  if (byte_layout_) return scan_bytes(b, f);
   uint64_t rpos = bucket_offset(b), upos = bucket_offset(b + 1);
   uint64_t cur = b * width_;
   const std::byte* p = stream_.data() + kGuardBytes;
@@ -259,6 +291,40 @@ inline void GolombCodedSet::scan_bucket(uint64_t b, F&& f) const noexcept {
   }
 }
 
+// The byte layout's codes in order until f returns false: code j is its byte (bit 7: the
+// quotient is not zero; bits 0-6: the remainder) and, for a nonzero quotient q, q - 1
+// ones and a zero read backwards from the bucket's end. A code is real while its byte
+// and its unary bits do not overlap.
+template <class F>
+inline void GolombCodedSet::scan_bytes(uint64_t b, F&& f) const noexcept {
+  const uint64_t begin = bucket_offset(b), end = bucket_offset(b + 1);
+  const std::byte* p = stream_.data() + kGuardBytes;
+  const uint64_t bits = end - begin;
+  uint64_t cur = b * width_, used = 0;  // unary bits read back from the end
+  for (uint64_t j = 0; 8 * (j + 1) + used <= bits; ++j) {
+    const uint8_t x = static_cast<uint8_t>(p[begin / 8 + j]);
+    uint64_t q = 0, u = used;
+    if (x & 0x80) {
+      q = 1;
+      for (;;) {  // the run of ones, a window at a time
+        const unsigned t = static_cast<unsigned>(std::countr_one(load_back(p, end - u)));
+        if (t < 57) {
+          q += t;
+          u += t + 1;
+          break;
+        }
+        q += 57;
+        u += 57;
+        if (u > bits) return;
+      }
+    }
+    if (8 * (j + 1) + u > bits) return;
+    used = u;
+    cur += q * 128 + (x & 127);
+    if (!f(cur)) return;
+  }
+}
+
 // ---- Rice queries: skipping G codes at a time ------------------------------------------
 //
 // With Rice coding every remainder has c bits, so the G = min(8, 56 / c) remainders of a
@@ -271,7 +337,9 @@ inline void GolombCodedSet::scan_bucket(uint64_t b, F&& f) const noexcept {
 void GolombCodedSet::prepare_queries() {
   width_inverse_ = ~uint64_t{0} / width_;
   const unsigned c = rem_bits_;
-  group_ = cutoff_ == 0 && c >= 1 && c <= 56 ? std::min(8u, 56u / c) : 0;  // 0: not Rice, per-code path
+  // 0: not Rice (or the byte layout), no group search
+  group_ = !byte_layout_ && cutoff_ == 0 && c >= 1 && c <= 56 ? std::min(8u, 56u / c) : 0;
+  block_inverse_ = static_cast<uint32_t>((uint64_t{1} << 32) / (16 * m_));
   static const bool fast_pdep = cpu_has_fast_pdep();
   bmi2_ = fast_pdep;
   choose_query();
@@ -551,6 +619,148 @@ struct GolombCodedSet::Kernel {
     return found;
   }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+  // ---- byte-layout queries (Rice, c = 7): AVX2 ------------------------------------------
+  //
+  // A bucket's values are v_j = 128·Q_j + R_j: R_j sums the remainders of codes 0..j, Q_j
+  // their quotients. Q_j is also how many unary bits codes 0..j use, F_j of them zeros
+  // (F_j: the codes with a nonzero quotient, their flags), so Q_j is the place just after
+  // the F_j-th zero of the unary stream. A value below the bucket's width has Q < 256:
+  // the first 256 unary bits (four words) answer every question about real codes, by
+  // rank alone. A query sums the flags and remainders of the bytes before its expected
+  // block of 16 codes (t / 4096; one block back), checks with two ranks that the target
+  // lies in those three blocks, picks the block with two more, and finds the codes whose
+  // remainder sums leave a multiple of 128 below the target (SSE, 16 at once). Each such
+  // candidate is one rank from an answer. Targets outside the three blocks (~2%) move a
+  // block at a time; buckets over 256 bytes, far denser than ~128 codes, are scanned.
+  struct Unary {
+    uint64_t zeros[5];  // the first 256 bits read back from the bucket's end; zeros as ones
+    uint32_t before[5];  // zeros in the words before each
+    // Zeros among the first h unary bits (h <= 256).
+    [[gnu::always_inline]] uint32_t rank0(uint64_t h) const noexcept {
+      return before[h >> 6] + static_cast<uint32_t>(std::popcount(zeros[h >> 6] & ((uint64_t{1} << (h & 63)) - 1)));
+    }
+  };
+  // Whether the value 128·Q + r of the code after which f zeros have been read is
+  // below t: Q <= h = (t - r - 1) / 128 exactly when the first h bits hold f zeros.
+  [[gnu::always_inline]] static bool below(const Unary& u, uint32_t f, uint64_t r, uint64_t t) noexcept {
+    return t > r && u.rank0(std::min<uint64_t>((t - r - 1) >> 7, 256)) >= f;
+  }
+  static constexpr auto kPrefixMask = [] {
+    std::array<uint8_t, 512> m{};
+    for (size_t i = 0; i < 256; ++i) m[i] = 0xff;
+    return m;
+  }();
+  enum Window { kAbsent = 0, kFound = 1, kEarlier = 2, kLater = 3 };
+  // Searches blocks k0 .. k0 + 2 of the bucket at p (bits bits long) for t; Chunks
+  // 32-byte chunks cover the bytes before block k0.
+  template <int Chunks>
+  [[gnu::always_inline]] static inline Window window(const uint8_t* p, uint64_t bits, const Unary& u, unsigned k0,
+                                                     uint64_t t) noexcept {
+    const unsigned len = 16 * k0;
+    const __m256i low7 = _mm256_set1_epi8(0x7f);
+    __m256i acc = _mm256_setzero_si256();
+    uint32_t f = 0;
+    for (int c = 0; c < Chunks; ++c) {
+      const __m256i keep = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kPrefixMask.data() + 256 - len + 32 * c));
+      const __m256i y = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * c)), keep);
+      f += static_cast<uint32_t>(std::popcount(static_cast<uint32_t>(_mm256_movemask_epi8(y))));
+      acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_and_si256(y, low7), _mm256_setzero_si256()));
+    }
+    const __m128i acc2 = _mm_add_epi64(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+    uint32_t F[4], R[4], flags[3];
+    F[0] = f;
+    R[0] = static_cast<uint32_t>(_mm_cvtsi128_si64(acc2) + _mm_extract_epi64(acc2, 1));
+    const __m128i low7x = _mm_set1_epi8(0x7f), zero = _mm_setzero_si128();
+    __m128i x[3];
+    for (unsigned i = 0; i < 3; ++i) {
+      x[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * (k0 + i)));
+      flags[i] = static_cast<uint32_t>(_mm_movemask_epi8(x[i]));
+      const __m128i sum = _mm_sad_epu8(_mm_and_si128(x[i], low7x), zero);
+      F[i + 1] = F[i] + static_cast<uint32_t>(std::popcount(flags[i]));
+      R[i + 1] = R[i] + static_cast<uint32_t>(_mm_cvtsi128_si32(sum) + _mm_extract_epi16(sum, 4));
+    }
+    if (k0 > 0 && !below(u, F[0], R[0], t)) return kEarlier;
+    if (below(u, F[3], R[3], t)) return kLater;
+    const unsigned kk = below(u, F[1], R[1], t) + below(u, F[2], R[2], t);
+    // Block k0 + kk holds the first value >= t. Its remainders' prefix sums, 16 bits each.
+    const __m128i r = _mm_and_si128(x[kk], low7x);
+    __m128i lo = _mm_unpacklo_epi8(r, zero), hi = _mm_unpackhi_epi8(r, zero);
+    lo = _mm_add_epi16(lo, _mm_slli_si128(lo, 2));
+    hi = _mm_add_epi16(hi, _mm_slli_si128(hi, 2));
+    lo = _mm_add_epi16(lo, _mm_slli_si128(lo, 4));
+    hi = _mm_add_epi16(hi, _mm_slli_si128(hi, 4));
+    lo = _mm_add_epi16(lo, _mm_slli_si128(lo, 8));
+    hi = _mm_add_epi16(hi, _mm_slli_si128(hi, 8));
+    const __m128i last = _mm_shufflehi_epi16(lo, 0xff);
+    hi = _mm_add_epi16(hi, _mm_unpackhi_epi64(last, last));
+    // d_i = t - R_i (R_i < t <= 32767 + R_i here, so 16 bits hold it): code i can be t
+    // only when d_i >= 0 is a multiple of 128, d_i / 128 being its Q.
+    const __m128i tv = _mm_set1_epi16(static_cast<int16_t>(t - R[kk]));
+    const __m128i dlo = _mm_sub_epi16(tv, lo), dhi = _mm_sub_epi16(tv, hi);
+    const __m128i low7w = _mm_set1_epi16(127), minus1 = _mm_set1_epi16(-1);
+    const __m128i clo = _mm_and_si128(_mm_cmpeq_epi16(_mm_and_si128(dlo, low7w), zero), _mm_cmpgt_epi16(dlo, minus1));
+    const __m128i chi = _mm_and_si128(_mm_cmpeq_epi16(_mm_and_si128(dhi, low7w), zero), _mm_cmpgt_epi16(dhi, minus1));
+    uint32_t cand = static_cast<uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(clo, chi)));
+    alignas(16) int16_t d[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(d), dlo);
+    _mm_store_si128(reinterpret_cast<__m128i*>(d + 8), dhi);
+    while (cand) {
+      const unsigned i = static_cast<unsigned>(std::countr_zero(cand));
+      cand &= cand - 1;
+      const uint32_t fi = F[kk] + static_cast<uint32_t>(std::popcount(flags[kk] & ((2u << i) - 1)));
+      const uint64_t h = static_cast<uint64_t>(d[i]) >> 7;
+      // Q_i == h: no flags and h = 0, or the fi-th zero at bit h - 1. Code j is real when
+      // its byte and its h unary bits do not overlap.
+      const bool q_is_h = fi == 0 ? h == 0
+                                  : h >= 1 && h <= 256 && ((u.zeros[(h - 1) >> 6] >> ((h - 1) & 63)) & 1) &&
+                                        u.rank0(h - 1) == fi - 1;
+      const uint64_t j = 16 * (k0 + kk) + i;
+      if (q_is_h && 8 * (j + 1) + h <= bits) return kFound;
+    }
+    return kAbsent;
+  }
+
+  __attribute__((target("avx2,popcnt,bmi"))) static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept {
+    const uint64_t b = s.bucket_of(v), t = v - b * s.width_;
+    const uint64_t begin = s.bucket_offset(b), end = s.bucket_offset(b + 1), bits = end - begin;
+    if (bits > 8 * 256) [[unlikely]]
+      return contains_scan(s, v);
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(s.stream_.data() + kGuardBytes);
+    const uint8_t* last = p + end / 8;
+    Unary u;
+    u.before[0] = 0;
+    for (unsigned w = 0; w < 4; ++w) {
+      u.zeros[w] = ~detail::load_be64(reinterpret_cast<const std::byte*>(last - 8 - 8 * w));
+      u.before[w + 1] = u.before[w] + static_cast<uint32_t>(std::popcount(u.zeros[w]));
+    }
+    u.zeros[4] = 0;
+    const uint8_t* q = p + begin / 8;
+    // The block of the ~t/M-th code.
+    const unsigned expected = static_cast<unsigned>((t * s.block_inverse_) >> 32);
+    unsigned k0 = expected > 0 ? expected - 1 : 0;
+    Window r = window<3>(q, bits, u, k0, t);
+    if (r < kEarlier) [[likely]]
+      return r == kFound;
+    // A block at a time towards the target (the bucket has at most 16 blocks).
+    const Window way = r;
+    for (;;) {
+      if (way == kEarlier ? k0 == 0 : k0 >= 13 || 16 * (k0 + 1) >= bits / 8) return false;
+      k0 = way == kEarlier ? k0 - 1 : k0 + 1;
+      r = window<8>(q, bits, u, k0, t);
+      if (r < kEarlier) return r == kFound;
+      if (r != way) return false;
+    }
+  }
+  static bool cpu_has_avx2() noexcept {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi");
+  }
+#else
+  static bool cpu_has_avx2() noexcept { return false; }
+  static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept { return contains_scan(s, v); }
+#endif
+
   // Answers a batch in the caller's order, software-pipelined: the index entries of a
   // chunk are prefetched, then the buckets' lines, then the chunk is searched.
   template <unsigned C, bool Bmi2>
@@ -586,7 +796,8 @@ struct GolombCodedSet::Kernel {
         if (i < m) found += out[base + i] = seek<C, Bmi2>(s, at[i], target[i]);
         continue;
       }
-      for (size_t i = 0; i < m; ++i) found += out[base + i] = contains_scan(s, bucket[i] * s.width_ + target[i]);
+      // Golomb coding or the byte layout: the set's single query.
+      for (size_t i = 0; i < m; ++i) found += out[base + i] = s.query_(s, bucket[i] * s.width_ + target[i]);
     }
     return found;
   }
@@ -683,6 +894,11 @@ struct GolombCodedSet::Kernel {
 };
 
 void GolombCodedSet::choose_query() noexcept {
+  if (byte_layout_) {
+    static const bool avx2 = Kernel::cpu_has_avx2();
+    query_ = avx2 ? &Kernel::contains_bytes : &Kernel::contains_scan;
+    return;
+  }
   if (group_ == 0) {
     query_ = &Kernel::contains_scan;
     return;
@@ -767,7 +983,8 @@ bool GolombCodedSet::operator==(const GolombCodedSet& o) const noexcept {
 
 // ---- the amq container -------------------------------------------------------------
 //
-// params: u32 hasher id, u8 coding, u8 offset width (16/32), u16 zero, u64 seed,
+// params: u32 hasher id, u8 coding, u8 offset width (16/32), u16 layout (0: split,
+//         1: bytes; files before the byte layout have 0), u64 seed,
 //         u64 keys, u64 values, u64 M, u64 range, u64 divisor, u64 bucket width,
 //         u64 stream bits
 // payload: stream (ceil(bits/8) bytes, zero-padded to 8), u64 superblock offsets
@@ -779,7 +996,7 @@ std::vector<std::byte> GolombCodedSet::serialize() const {
   params.u32(hasher_id_);
   params.u8(static_cast<uint8_t>(coding_));
   params.u8(wide_ ? 32 : 16);
-  params.u16(0);
+  params.u16(byte_layout_ ? 1 : 0);
   params.u64(seed_);
   params.u64(keys_);
   params.u64(values_);
@@ -807,7 +1024,7 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
   s.hasher_id_ = p.u32();
   const uint8_t coding = p.u8();
   const uint8_t width_bits = p.u8();
-  const uint16_t reserved = p.u16();
+  const uint16_t layout = p.u16();
   s.seed_ = p.u64();
   s.keys_ = p.u64();
   s.values_ = p.u64();
@@ -822,7 +1039,7 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
   s.coding_ = static_cast<Coding>(coding);
   if (width_bits != 16 && width_bits != 32) throw bad("offset width " + std::to_string(width_bits) + " is not 16 or 32");
   s.wide_ = width_bits == 32;
-  if (reserved != 0) throw bad("reserved field is not zero");
+  if (layout > 1) throw bad("unknown layout " + std::to_string(layout));
   if (s.m_ < 2 || s.m_ > kMaxRangePerKey) throw bad("range per key " + std::to_string(s.m_) + " out of 2..2^40");
   const unsigned __int128 range = static_cast<unsigned __int128>(std::max<uint64_t>(s.keys_, 1)) * s.m_;
   if (range > (static_cast<unsigned __int128>(1) << 63) || static_cast<uint64_t>(range) != s.range_)
@@ -830,6 +1047,9 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
   if (s.values_ > s.keys_) throw bad("more values than keys");
   if (s.divisor_ != divisor_for(s.m_, s.coding_)) throw bad("divisor " + std::to_string(s.divisor_) + " does not match M");
   if (s.width_ != width_for(s.m_, s.range_, s.coding_)) throw bad("bucket width does not match M");
+  if (layout == 1 && !byte_layout_for(s.coding_, s.divisor_, s.m_))
+    throw bad("the byte layout needs Rice coding with divisor 128 and M <= 256");
+  s.byte_layout_ = layout == 1;
   s.buckets_ = (s.range_ - 1) / s.width_ + 1;
   if (s.values_ > s.stream_bits_) throw bad("more values than coded bits");
   // Sizes are checked against the real payload before anything is allocated.
@@ -868,6 +1088,38 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
   return s;
 }
 
+// A byte-layout bucket: byte-aligned, its codes decoding while a whole one fits (its
+// byte and its unary bits apart), then fewer than 8 bits left over, all zero; values
+// ascending and inside the bucket. Returns the number of codes.
+uint64_t GolombCodedSet::validate_bytes(uint64_t b, uint64_t begin, uint64_t end, uint64_t limit,
+                                        std::span<const std::byte> bytes) const {
+  auto bad = [&](const std::string& what) {
+    return Error(Errc::corrupt, "Golomb-coded set: bucket " + std::to_string(b) + " " + what);
+  };
+  if (begin % 8 || end % 8) throw bad("is not byte-aligned");
+  auto bit = [&](uint64_t t) { return (static_cast<uint8_t>(bytes[t >> 3]) >> (7 - (t & 7))) & 1; };
+  const uint64_t bits = end - begin;
+  uint64_t cur = b * width_, used = 0, n = 0;
+  for (; 8 * (n + 1) + used <= bits; ++n) {
+    const uint8_t x = static_cast<uint8_t>(bytes[begin / 8 + n]);
+    uint64_t q = 0;
+    if (x & 0x80) {
+      for (q = 1;; ++q) {
+        if (8 * (n + 1) + used >= bits) throw bad("has a unary quotient running into its bytes");
+        if (!bit(end - 1 - used++)) break;
+      }
+    }
+    if (q > (limit - cur) / 128) throw bad("has a value beyond its range");
+    const uint64_t d = q * 128 + (x & 127);
+    if (n > 0 && d == 0) throw bad("repeats a value");
+    if (d >= limit - cur) throw bad("has a value beyond its range");
+    cur += d;
+  }
+  for (uint64_t t = begin + 8 * n; t < end - used; ++t)
+    if (bit(t)) throw bad("has nonzero bits between its bytes and its unary codes");
+  return n;
+}
+
 // Every bucket offset in order and inside the stream, every bucket decoding to exactly
 // its bits with ascending values inside the bucket, and the value count right.
 void GolombCodedSet::validate() const {
@@ -885,6 +1137,11 @@ void GolombCodedSet::validate() const {
     if (end < begin || end > stream_bits_) throw bad("bucket " + std::to_string(b) + " has offsets out of order");
     uint64_t cur = b * width_;
     const uint64_t limit = b + 1 == buckets_ ? range_ : (b + 1) * width_;
+    if (byte_layout_) {
+      count += validate_bytes(b, begin, end, limit, bytes);
+      if (count > values_) throw bad("more coded values than announced");
+      continue;
+    }
     bool first = true;
     uint64_t rpos = begin, upos = end;
     auto bit = [&](uint64_t t) { return (static_cast<uint8_t>(bytes[t >> 3]) >> (7 - (t & 7))) & 1; };

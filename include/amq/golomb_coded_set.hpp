@@ -218,6 +218,8 @@ class GolombCodedSet {
   uint64_t bucket_count() const noexcept { return buckets_; }
   uint64_t bucket_width() const noexcept { return width_; }
   unsigned offset_width() const noexcept { return wide_ ? 32 : 16; }
+  // Whether the buckets use the byte layout (Rice with divisor 128 and M <= 256).
+  bool byte_layout() const noexcept { return byte_layout_; }
   // Bytes of the coded stream plus the index (what a query needs in memory).
   uint64_t size_in_bytes() const noexcept;
   // The false-positive rate to expect: 1 - (1 - 1/range)^N.
@@ -259,11 +261,15 @@ class GolombCodedSet {
   }
   template <class F>
   void scan_bucket(uint64_t b, F&& f) const noexcept;
+  template <class F>
+  void scan_bytes(uint64_t b, F&& f) const noexcept;
   void build_index(const std::vector<uint64_t>& bucket_offsets);
   void set_stream(std::span<const std::byte> bytes);
   void prepare_queries();  // the derived query constants below
   void choose_query() noexcept;
   void validate() const;
+  uint64_t validate_bytes(uint64_t b, uint64_t begin, uint64_t end, uint64_t limit,
+                          std::span<const std::byte> bytes) const;
   struct Kernel;  // the Rice group-skipping search (src/golomb_coded_set.cpp)
   friend struct Kernel;
 
@@ -272,6 +278,7 @@ class GolombCodedSet {
   uint32_t hasher_id_ = Xxh3Hasher::id;
   Coding coding_ = Coding::rice;
   bool wide_ = false;
+  bool byte_layout_ = false;  // Rice, divisor 128, M <= 256: a byte per code (see above)
   unsigned rem_bits_ = 0;  // c
   uint64_t cutoff_ = 0;    // u
   // 16 zero guard bytes, the stream, 16 zero guard bytes; huge pages when large.
@@ -283,6 +290,7 @@ class GolombCodedSet {
   // remainders fill at most 56 bits).
   uint64_t width_inverse_ = 0;
   unsigned group_ = 0;
+  uint32_t block_inverse_ = 0;  // 2^32 / (16·M): t -> the 16-code block expected to hold t
   bool bmi2_ = false;  // the pdep select is used
   // The single-query kernel for this coding, width and select: one call, no dispatch.
   using QueryFn = bool (*)(const GolombCodedSet&, uint64_t) noexcept;
