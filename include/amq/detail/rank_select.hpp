@@ -418,6 +418,7 @@ class SelectBits {
  public:
   static constexpr uint64_t kGroupShift = 10;  // samples per base: 1024
   static constexpr int kSampleShift = SampleShift;
+  static constexpr int kWindow = 6;  // select1_from counts this many words without branching
 
   static uint64_t samples(uint64_t ones) noexcept { return (ones + (uint64_t{1} << SampleShift) - 1) >> SampleShift; }
   static uint64_t directory_words(uint64_t ones) noexcept {
@@ -495,38 +496,44 @@ class SelectBits {
     uint64_t after;
     return select1_from<Hw>(p, j, after);
   }
-  // The same, and `after` = the bits of the answer's word above the answer (shifted
-  // down to bit 0): the caller's next_one(answer + 1) is ctz(after) when after != 0.
+  // The same, and `after` = the bits after the answer (shifted down to bit 0), at
+  // least to the end of its word and usually the next 64: the caller's
+  // next_one(answer + 1) is answer + 1 + ctz(after) when after != 0.
   template <bool Hw = kHwPopcount>
   [[gnu::always_inline]] uint64_t select1_from(uint64_t p, uint64_t j, uint64_t& after) const noexcept {
     uint64_t rem = j & ((uint64_t{1} << SampleShift) - 1);
     uint64_t w = p >> 6;
     uint64_t x = words_[w] & (~uint64_t{0} << (p & 63));
-    if (w + 4 <= nw_) {
-      // The first four words without a branch per word: the word holding the one is
-      // the number of running counts <= rem (the usual case where ones are dense).
-      const uint64_t x1 = words_[w + 1], x2 = words_[w + 2], x3 = words_[w + 3];
-      const uint64_t c0 = static_cast<uint64_t>(popcount64<Hw>(x));
-      const uint64_t c1 = c0 + static_cast<uint64_t>(popcount64<Hw>(x1));
-      const uint64_t c2 = c1 + static_cast<uint64_t>(popcount64<Hw>(x2));
-      const uint64_t c3 = c2 + static_cast<uint64_t>(popcount64<Hw>(x3));
-      if (rem < c3) {
+    if (w + kWindow + 1 <= nw_) {
+      // The first kWindow words without a branch per word: the word holding the one
+      // is the number of running counts <= rem (the usual case where ones are dense:
+      // a LOUDS bitmap's 128 ones span about four words, six cover nearly every
+      // select). The word after is read too, so `after` spans 64 bits.
+      uint64_t xs[kWindow + 1], c[kWindow];
+      xs[0] = x;
+#pragma GCC unroll 8
+      for (int k = 1; k <= kWindow; ++k) xs[k] = words_[w + static_cast<uint64_t>(k)];
+      c[0] = static_cast<uint64_t>(popcount64<Hw>(x));
+#pragma GCC unroll 8
+      for (int k = 1; k < kWindow; ++k) c[k] = c[k - 1] + static_cast<uint64_t>(popcount64<Hw>(xs[k]));
+      if (rem < c[kWindow - 1]) [[likely]] {
         // Conditional moves, not branches: which word holds the one is data, and a
         // mispredicted branch here cost more than the whole select.
-        uint64_t y = x, before = 0, at = 0;
-        y = pick_if_less_equal(c0, rem, x1, y), before = pick_if_less_equal(c0, rem, c0, before);
-        at = pick_if_less_equal(c0, rem, uint64_t{1}, at);
-        y = pick_if_less_equal(c1, rem, x2, y), before = pick_if_less_equal(c1, rem, c1, before);
-        at = pick_if_less_equal(c1, rem, uint64_t{2}, at);
-        y = pick_if_less_equal(c2, rem, x3, y), before = pick_if_less_equal(c2, rem, c2, before);
-        at = pick_if_less_equal(c2, rem, uint64_t{3}, at);
+        uint64_t y = x, z = xs[1], before = 0, at = 0;
+#pragma GCC unroll 8
+        for (int k = 0; k + 1 < kWindow; ++k) {
+          y = pick_if_less_equal(c[k], rem, xs[k + 1], y);
+          z = pick_if_less_equal(c[k], rem, xs[k + 2], z);
+          before = pick_if_less_equal(c[k], rem, c[k], before);
+          at = pick_if_less_equal(c[k], rem, static_cast<uint64_t>(k + 1), at);
+        }
         const int b = select_in_word<Hw>(y, static_cast<int>(rem - before));
-        after = (y >> b) >> 1;
+        after = ((y >> b) >> 1) | (z << (63 - b));
         return ((w + at) << 6) + static_cast<uint64_t>(b);
       }
-      // The one lies further (w + 4 < nw_): eight words at a time from there, as
-      // samples may lie far apart (a select directory over long runs of zeros).
-      const uint64_t at = select_forward<Hw>(words_, nw_, (w + 4) << 6, rem - c3);
+      // The one lies further: eight words at a time from there, as samples may lie
+      // far apart (a select directory over long runs of zeros).
+      const uint64_t at = select_forward<Hw>(words_, nw_, (w + kWindow) << 6, rem - c[kWindow - 1]);
       after = (words_[at >> 6] >> (at & 63)) >> 1;
       return at;
     }
