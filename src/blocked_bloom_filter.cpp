@@ -28,18 +28,6 @@ __attribute__((target("avx2"))) size_t contains_hashes_avx2(const Block* blocks,
 
 }  // namespace
 
-bool cpu_has_avx2() noexcept {
-#if AMQ_SBBF_SSE2
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return has;
-#else
-  return false;
-#endif
-}
-
 #if AMQ_SBBF_SSE2
 __attribute__((target("avx2"))) void insert_avx2(Block& b, uint32_t key) noexcept {
   __m256i* p = reinterpret_cast<__m256i*>(b.w);

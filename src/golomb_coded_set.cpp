@@ -14,6 +14,7 @@
 
 #include "amq/detail/bit_stream.hpp"
 #include "amq/detail/byte_io.hpp"
+#include "amq/detail/cpu.hpp"
 #include "amq/detail/golomb_code.hpp"
 #include "amq/detail/prefetch.hpp"
 #include "amq/error.hpp"
@@ -721,7 +722,7 @@ struct GolombCodedSet::Kernel {
     return kAbsent;
   }
 
-  __attribute__((target("avx2,popcnt,bmi"))) static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept {
+  __attribute__((target("avx2,popcnt"))) static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept {
     const uint64_t b = s.bucket_of(v), t = v - b * s.width_;
     const uint64_t begin = s.bucket_offset(b), end = s.bucket_offset(b + 1), bits = end - begin;
     if (bits > 8 * 256) [[unlikely]]
@@ -752,12 +753,7 @@ struct GolombCodedSet::Kernel {
       if (r != way) return false;
     }
   }
-  static bool cpu_has_avx2() noexcept {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi");
-  }
 #else
-  static bool cpu_has_avx2() noexcept { return false; }
   static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept { return contains_scan(s, v); }
 #endif
 
@@ -895,8 +891,7 @@ struct GolombCodedSet::Kernel {
 
 void GolombCodedSet::choose_query() noexcept {
   if (byte_layout_) {
-    static const bool avx2 = Kernel::cpu_has_avx2();
-    query_ = avx2 ? &Kernel::contains_bytes : &Kernel::contains_scan;
+    query_ = detail::cpu_has_avx2() ? &Kernel::contains_bytes : &Kernel::contains_scan;
     return;
   }
   if (group_ == 0) {

@@ -101,7 +101,7 @@ TEST(BlockedBloomFilter, VectorAndPortablePathsSetTheSameBits) {
     ASSERT_TRUE(detail::sbbf::contains_sse2(b, key));
 #endif
   }
-  if (!detail::sbbf::cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2";
+  if (!detail::cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2";
   // The kernels, on random blocks and keys.
   for (int i = 0; i < 100000; ++i) {
     Block a{}, b{};

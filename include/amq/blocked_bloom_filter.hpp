@@ -48,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "amq/detail/cpu.hpp"
 #include "amq/detail/huge_pages.hpp"
 #include "amq/detail/prefetch.hpp"
 #include "amq/error.hpp"
@@ -145,9 +146,7 @@ inline bool contains_vector(const Block& b, uint32_t key) noexcept {
 #endif
 }
 
-// True if the CPU (and OS) run AVX2 code; computed once.
-bool cpu_has_avx2() noexcept;
-// The AVX2 kernels (only call them when cpu_has_avx2()).
+// The AVX2 kernels (only call them when detail::cpu_has_avx2()).
 void insert_avx2(Block& b, uint32_t key) noexcept;
 bool contains_avx2(const Block& b, uint32_t key) noexcept;
 // out[i] = contains(blocks, hashes[i]) for m hashes; returns how many are true.
@@ -261,7 +260,7 @@ class BasicBlockedBloomFilter {
   // the portable scalar code everywhere. Every path gives the same bits and answers.
   void use_simd(bool enable) noexcept {
     simd_ = enable;
-    avx2_ = enable && detail::sbbf::cpu_has_avx2();
+    avx2_ = enable && detail::cpu_has_avx2();
   }
   bool uses_simd() const noexcept { return simd_; }
   bool uses_avx2() const noexcept { return avx2_; }
@@ -301,7 +300,7 @@ class BasicBlockedBloomFilter {
   Hasher hasher_{};
   detail::sbbf::BlockVector blocks_;
   bool simd_ = true;
-  bool avx2_ = detail::sbbf::cpu_has_avx2();
+  bool avx2_ = detail::cpu_has_avx2();
 };
 
 using BlockedBloomFilter = BasicBlockedBloomFilter<Xxh3Hasher>;
