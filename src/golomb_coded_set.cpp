@@ -236,7 +236,10 @@ bool cpu_has_fast_pdep() noexcept {
 // without a branch.
 template <class F>
 inline void GolombCodedSet::scan_bucket(uint64_t b, F&& f) const noexcept {
-  if (byte_layout_) return scan_bytes(b, f);
+  if (byte_layout_) {
+    scan_bytes(b, f);
+    return;
+  }
   uint64_t rpos = bucket_offset(b), upos = bucket_offset(b + 1);
   uint64_t cur = b * width_;
   const std::byte* p = stream_.data() + kGuardBytes;
@@ -295,14 +298,17 @@ inline void GolombCodedSet::scan_bucket(uint64_t b, F&& f) const noexcept {
 // The byte layout's codes in order until f returns false: code j is its byte (bit 7: the
 // quotient is not zero; bits 0-6: the remainder) and, for a nonzero quotient q, q - 1
 // ones and a zero read backwards from the bucket's end. A code is real while its byte
-// and its unary bits do not overlap.
+// and its unary bits do not overlap. Returns the bits left between the last code's
+// byte and the unary bits read (a well-formed bucket: 0-7, all zero), or 0 when f
+// stopped the scan.
 template <class F>
-inline void GolombCodedSet::scan_bytes(uint64_t b, F&& f) const noexcept {
+inline uint64_t GolombCodedSet::scan_bytes(uint64_t b, F&& f) const noexcept {
   const uint64_t begin = bucket_offset(b), end = bucket_offset(b + 1);
   const std::byte* p = stream_.data() + kGuardBytes;
   const uint64_t bits = end - begin;
   uint64_t cur = b * width_, used = 0;  // unary bits read back from the end
-  for (uint64_t j = 0; 8 * (j + 1) + used <= bits; ++j) {
+  uint64_t j = 0;
+  for (; 8 * (j + 1) + used <= bits; ++j) {
     const uint8_t x = static_cast<uint8_t>(p[begin / 8 + j]);
     uint64_t q = 0, u = used;
     if (x & 0x80) {
@@ -316,14 +322,15 @@ inline void GolombCodedSet::scan_bytes(uint64_t b, F&& f) const noexcept {
         }
         q += 57;
         u += 57;
-        if (u > bits) return;
+        if (u > bits) return bits - 8 * j - used;
       }
     }
-    if (8 * (j + 1) + u > bits) return;
+    if (8 * (j + 1) + u > bits) return bits - 8 * j - used;
     used = u;
     cur += q * 128 + (x & 127);
-    if (!f(cur)) return;
+    if (!f(cur)) return 0;
   }
+  return bits - 8 * j - used;
 }
 
 // ---- Rice queries: skipping G codes at a time ------------------------------------------
@@ -1083,35 +1090,29 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
   return s;
 }
 
-// A byte-layout bucket: byte-aligned, its codes decoding while a whole one fits (its
-// byte and its unary bits apart), then fewer than 8 bits left over, all zero; values
-// ascending and inside the bucket. Returns the number of codes.
-uint64_t GolombCodedSet::validate_bytes(uint64_t b, uint64_t begin, uint64_t end, uint64_t limit,
-                                        std::span<const std::byte> bytes) const {
+// A byte-layout bucket: byte-aligned, its codes (scan_bytes) ascending inside the
+// bucket, then fewer than 8 bits left between the bytes and the unary bits, all zero.
+// Returns the number of codes.
+uint64_t GolombCodedSet::validate_bytes(uint64_t b, uint64_t limit, std::span<const std::byte> bytes) const {
   auto bad = [&](const std::string& what) {
     return Error(Errc::corrupt, "Golomb-coded set: bucket " + std::to_string(b) + " " + what);
   };
+  const uint64_t begin = bucket_offset(b), end = bucket_offset(b + 1);
   if (begin % 8 || end % 8) throw bad("is not byte-aligned");
-  auto bit = [&](uint64_t t) { return (static_cast<uint8_t>(bytes[t >> 3]) >> (7 - (t & 7))) & 1; };
-  const uint64_t bits = end - begin;
-  uint64_t cur = b * width_, used = 0, n = 0;
-  for (; 8 * (n + 1) + used <= bits; ++n) {
-    const uint8_t x = static_cast<uint8_t>(bytes[begin / 8 + n]);
-    uint64_t q = 0;
-    if (x & 0x80) {
-      for (q = 1;; ++q) {
-        if (8 * (n + 1) + used >= bits) throw bad("has a unary quotient running into its bytes");
-        if (!bit(end - 1 - used++)) break;
-      }
-    }
-    if (q > (limit - cur) / 128) throw bad("has a value beyond its range");
-    const uint64_t d = q * 128 + (x & 127);
-    if (n > 0 && d == 0) throw bad("repeats a value");
-    if (d >= limit - cur) throw bad("has a value beyond its range");
-    cur += d;
-  }
-  for (uint64_t t = begin + 8 * n; t < end - used; ++t)
-    if (bit(t)) throw bad("has nonzero bits between its bytes and its unary codes");
+  uint64_t n = 0, prev = 0;
+  const char* error = nullptr;
+  const uint64_t left = scan_bytes(b, [&](uint64_t v) {
+    if (n > 0 && v == prev) error = "repeats a value";
+    else if (v >= limit) error = "has a value beyond its range";
+    prev = v;
+    ++n;
+    return error == nullptr;
+  });
+  if (error) throw bad(error);
+  if (left >= 8) throw bad("has a unary code running into its bytes");
+  for (uint64_t t = begin + 8 * n; t < begin + 8 * n + left; ++t)
+    if ((static_cast<uint8_t>(bytes[t >> 3]) >> (7 - (t & 7))) & 1)
+      throw bad("has nonzero bits between its bytes and its unary codes");
   return n;
 }
 
@@ -1133,7 +1134,7 @@ void GolombCodedSet::validate() const {
     uint64_t cur = b * width_;
     const uint64_t limit = b + 1 == buckets_ ? range_ : (b + 1) * width_;
     if (byte_layout_) {
-      count += validate_bytes(b, begin, end, limit, bytes);
+      count += validate_bytes(b, limit, bytes);
       if (count > values_) throw bad("more coded values than announced");
       continue;
     }

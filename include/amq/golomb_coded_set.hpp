@@ -274,14 +274,13 @@ class GolombCodedSet {
   template <class F>
   void scan_bucket(uint64_t b, F&& f) const noexcept;
   template <class F>
-  void scan_bytes(uint64_t b, F&& f) const noexcept;
+  uint64_t scan_bytes(uint64_t b, F&& f) const noexcept;
   void build_index(const std::vector<uint64_t>& bucket_offsets);
   void set_stream(std::span<const std::byte> bytes);
   void prepare_queries();  // the derived query constants below
   void choose_query() noexcept;
   void validate() const;
-  uint64_t validate_bytes(uint64_t b, uint64_t begin, uint64_t end, uint64_t limit,
-                          std::span<const std::byte> bytes) const;
+  uint64_t validate_bytes(uint64_t b, uint64_t limit, std::span<const std::byte> bytes) const;
   struct Kernel;  // the Rice group-skipping search (src/golomb_coded_set.cpp)
   friend struct Kernel;
 
