@@ -239,9 +239,10 @@ class GolombCodedSet {
 
   bool operator==(const GolombCodedSet& o) const noexcept;
 
-  // Rice-coded sets find the 8th unary code of a group with BMI2's pdep when `enable`
-  // and the CPU has a fast one (the default; not AMD family 17h, whose pdep is
-  // microcoded); returns whether it is now used. Both paths give the same answers.
+  // Rice-coded sets in the split layout find the 8th unary code of a group with BMI2's
+  // pdep when `enable` and the CPU has a fast one (the default; not AMD family 17h,
+  // whose pdep is microcoded); returns whether it is now used. Both paths give the same
+  // answers. Sets in the byte layout use AVX2 whenever the CPU has it, whatever this says.
   bool use_bmi2(bool enable) noexcept;
   bool uses_bmi2() const noexcept { return bmi2_; }
 

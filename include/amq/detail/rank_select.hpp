@@ -108,8 +108,6 @@ template <bool Hw = false>
 #endif
 }
 
-// True if this CPU runs the Hw paths well: popcnt and BMI2, and pdep is not the slow
-// microcoded one of AMD Zen 1 and 2. Checked once.
 // The position of the (rem+1)-th one at or after bit p of words[0, nw): counts eight
 // words at a time, the word holding the one being the number of running sums <= rem
 // (no branch per word), then finishes word by word. The one must exist.
@@ -146,6 +144,8 @@ template <bool Hw = false>
   return (w << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem)));
 }
 
+// True if this CPU runs the Hw paths well: popcnt and BMI2, and pdep is not the slow
+// microcoded one of AMD Zen 1 and 2. Checked once.
 inline bool cpu_has_fast_select() noexcept {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   static const bool ok = [] {
