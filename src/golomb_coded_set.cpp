@@ -734,16 +734,15 @@ struct GolombCodedSet::Kernel {
     const uint64_t begin = s.bucket_offset(b), end = s.bucket_offset(b + 1), bits = end - begin;
     if (bits > 8 * 256) [[unlikely]]
       return contains_scan(s, v);
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(s.stream_.data() + kGuardBytes);
-    const uint8_t* last = p + end / 8;
+    const std::byte* p = s.stream_.data() + kGuardBytes;
     Unary u;
     u.before[0] = 0;
     for (unsigned w = 0; w < 4; ++w) {
-      u.zeros[w] = ~detail::load_be64(reinterpret_cast<const std::byte*>(last - 8 - 8 * w));
+      u.zeros[w] = ~detail::load_be64(p + end / 8 - 8 - 8 * w);
       u.before[w + 1] = u.before[w] + static_cast<uint32_t>(std::popcount(u.zeros[w]));
     }
     u.zeros[4] = 0;
-    const uint8_t* q = p + begin / 8;
+    const uint8_t* q = reinterpret_cast<const uint8_t*>(p + begin / 8);
     // The block of the ~t/M-th code.
     const unsigned expected = static_cast<unsigned>((t * s.block_inverse_) >> 32);
     unsigned k0 = expected > 0 ? expected - 1 : 0;
