@@ -4,7 +4,8 @@
 // that loads is queried, iterated and re-serialized; it must load again to an equal set.
 // Every query path must agree: contains_value with the BMI2 and the portable select,
 // contains_many_hashes (in order and sorted) with contains_hash, and iteration with
-// contains_value.
+// contains_value; single queries agree with the decoded values.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -49,6 +50,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     for (uint64_t v : {uint64_t{0}, uint64_t{1}, s.range() / 2, s.range() - 1, s.range()})
       if (s.contains_value(v) != t.contains_value(v)) std::abort();
+    // Single queries against the decoded values: each value's neighbours and spread
+    // probes are found exactly when they are values.
+    const std::vector<uint64_t> values = s.decode_all();
+    auto is_value = [&](uint64_t v) { return std::binary_search(values.begin(), values.end(), v); };
+    for (size_t i = 0; i < values.size() && i < 512; ++i)
+      for (uint64_t v : {values[i] - 1, values[i] + 1})
+        if (v < s.range() && s.contains_value(v) != is_value(v)) std::abort();
+    for (uint64_t i = 0; i < 64; ++i) {
+      const uint64_t v = s.range() ? probes[i] % s.range() : 0;
+      if (s.range() && s.contains_value(v) != is_value(v)) std::abort();
+    }
     const auto again = amq::GolombCodedSet::load(s.serialize());
     if (!(again == s)) std::abort();
   } catch (const amq::Error&) {

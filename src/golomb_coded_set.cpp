@@ -101,11 +101,12 @@ GolombCodedSet GolombCodedSet::from_hashes(std::vector<uint64_t> hashes, const O
       prev = hashes[i];
     }
     if (s.byte_layout_) {
-      // A byte per code (the quotient's first unary bit, then the 7-bit remainder); the
-      // rest of the nonzero quotients' unary codes last one first, ending on a byte.
-      uint64_t rest = 0;
+      // A byte per code (the quotient's first unary bit, then the value's low 7 bits);
+      // the rest of the nonzero quotients' unary codes last one first, ending on a byte.
+      uint64_t rest = 0, value = 0;
       for (uint64_t g : gaps) {
-        w.put((g >= 128 ? 0x80 : 0) | (g & 127), 8);
+        value += g;
+        w.put((g >= 128 ? 0x80 : 0) | (value & 127), 8);
         rest += g >> 7;
       }
       w.put_run(false, (8 - rest % 8) % 8);
@@ -296,18 +297,20 @@ inline void GolombCodedSet::scan_bucket(uint64_t b, F&& f) const noexcept {
 }
 
 // The byte layout's codes in order until f returns false: code j is its byte (bit 7: the
-// quotient is not zero; bits 0-6: the remainder) and, for a nonzero quotient q, q - 1
-// ones and a zero read backwards from the bucket's end. A code is real while its byte
-// and its unary bits do not overlap. Returns the bits left between the last code's
-// byte and the unary bits read (a well-formed bucket: 0-7, all zero), or 0 when f
-// stopped the scan.
+// quotient is not zero; bits 0-6: the value's low 7 bits L_j) and, for a nonzero
+// quotient q, q - 1 ones and a zero read backwards from the bucket's end. The value's
+// high part H_j = v_j >> 7 grows by q_j, plus one when L_j < L_{j-1} (the gap's
+// remainder carried; L_{-1} = 0). Files of layout 1 (gap_bytes_, only while loading)
+// hold the gap's remainder instead. A code is real while its byte and its unary bits do
+// not overlap. Returns the bits left between the last code's byte and the unary bits
+// read (a well-formed bucket: 0-7, all zero), or 0 when f stopped the scan.
 template <class F>
 inline uint64_t GolombCodedSet::scan_bytes(uint64_t b, F&& f) const noexcept {
   const uint64_t begin = bucket_offset(b), end = bucket_offset(b + 1);
   const std::byte* p = stream_.data() + kGuardBytes;
   const uint64_t bits = end - begin;
   uint64_t cur = b * width_, used = 0;  // unary bits read back from the end
-  uint64_t j = 0;
+  uint64_t high = 0, low = 0, j = 0;     // H_{j-1}, L_{j-1}
   for (; 8 * (j + 1) + used <= bits; ++j) {
     const uint8_t x = static_cast<uint8_t>(p[begin / 8 + j]);
     uint64_t q = 0, u = used;
@@ -327,7 +330,13 @@ inline uint64_t GolombCodedSet::scan_bytes(uint64_t b, F&& f) const noexcept {
     }
     if (8 * (j + 1) + u > bits) return bits - 8 * j - used;
     used = u;
-    cur += q * 128 + (x & 127);
+    if (gap_bytes_) [[unlikely]] {
+      cur += q * 128 + (x & 127);
+    } else {
+      high += q + ((x & 127u) < low);
+      low = x & 127u;
+      cur = b * width_ + 128 * high + low;
+    }
     if (!f(cur)) return 0;
   }
   return bits - 8 * j - used;
@@ -348,6 +357,7 @@ void GolombCodedSet::prepare_queries() {
   // 0: not Rice (or the byte layout), no group search
   group_ = !byte_layout_ && cutoff_ == 0 && c >= 1 && c <= 56 ? std::min(8u, 56u / c) : 0;
   block_inverse_ = static_cast<uint32_t>((uint64_t{1} << 32) / (16 * m_));
+  mean_bucket_bits_ = stream_bits_ / buckets_;
   static const bool fast_pdep = cpu_has_fast_pdep();
   bmi2_ = fast_pdep;
   choose_query();
@@ -630,17 +640,22 @@ struct GolombCodedSet::Kernel {
 #if defined(__x86_64__) && defined(__GNUC__)
   // ---- byte-layout queries (Rice, c = 7): AVX2 ------------------------------------------
   //
-  // A bucket's values are v_j = 128·Q_j + R_j: R_j sums the remainders of codes 0..j, Q_j
-  // their quotients. Q_j is also how many unary bits codes 0..j use, F_j of them zeros
-  // (F_j: the codes with a nonzero quotient, their flags), so Q_j is the place just after
-  // the F_j-th zero of the unary stream. A value below the bucket's width has Q < 256:
-  // the first 256 unary bits (four words) answer every question about real codes, by
-  // rank alone. A query sums the flags and remainders of the bytes before its expected
-  // block of 16 codes (t / 4096; one block back), checks with two ranks that the target
-  // lies in those three blocks, picks the block with two more, and finds the codes whose
-  // remainder sums leave a multiple of 128 below the target (SSE, 16 at once). Each such
-  // candidate is one rank from an answer. Targets outside the three blocks (~2%) move a
-  // block at a time; buckets over 256 bytes, far denser than ~128 codes, are scanned.
+  // Code j's byte holds its value's low 7 bits L_j and a flag (its quotient q_j is not
+  // zero). Its value is v_j = 128·H_j + L_j with H_j = Q_j + W_j: Q_j sums the quotients
+  // of codes 0..j and W_j counts its wraps, the codes i <= j with L_i < L_{i-1}. Q_j is
+  // also the place just after the F_j-th zero of the unary stream (F_j: flags of codes
+  // 0..j). A value below the bucket's width has Q < 256: the first 256 unary bits (four
+  // words) answer every question about real codes, by rank alone. So code j holds the
+  // target t = 128·H + L when L_j = L and the F_j-th zero ends at H - W_j: candidates are
+  // one byte compare, 32 codes at once. A query looks at 48 codes around the ~t/M-th (one
+  // block of 16 before the block it is expected in, two from it): it counts the flags and
+  // wraps of the bytes before them, checks with one rank at each end that the target
+  // lies among them, and checks each candidate with one more. Targets outside the 48
+  // codes (~2%) move 48 codes at a time; buckets over 256 bytes, far denser than ~128
+  // codes, are scanned.
+  // Every helper of the kernel carries its target too: without -march, an inlined helper
+  // without it could not use the AVX2 intrinsics.
+#define AMQ_GCS_AVX2 __attribute__((target("avx2,popcnt")))
   struct Unary {
     uint64_t zeros[5];  // the first 256 bits read back from the bucket's end; zeros as ones
     uint32_t before[5];  // zeros in the words before each
@@ -648,93 +663,101 @@ struct GolombCodedSet::Kernel {
     [[gnu::always_inline]] uint32_t rank0(uint64_t h) const noexcept {
       return before[h >> 6] + static_cast<uint32_t>(std::popcount(zeros[h >> 6] & ((uint64_t{1} << (h & 63)) - 1)));
     }
+    // Whether Q = h for a code with f flags so far: the f-th zero ends at h (or f = h = 0).
+    [[gnu::always_inline]] bool quotients_end_at(uint64_t h, uint32_t f) const noexcept {
+      return rank0(h) == f && (h == 0 || ((zeros[(h - 1) >> 6] >> ((h - 1) & 63)) & 1));
+    }
   };
-  // Whether the value 128·Q + r of the code after which f zeros have been read is
-  // below t: Q <= h = (t - r - 1) / 128 exactly when the first h bits hold f zeros.
-  [[gnu::always_inline]] static bool below(const Unary& u, uint32_t f, uint64_t r, uint64_t t) noexcept {
-    return t > r && u.rank0(std::min<uint64_t>((t - r - 1) >> 7, 256)) >= f;
+  // Whether code j (f flags and w wraps in codes 0..j, low bits l) is below t = 128·H + L:
+  // H_j < H, or H_j = H and l < L, that is Q_j <= h = H - w - (l >= L), that is at least
+  // f zeros among the first h unary bits. Codes past the bucket's last (the bytes after
+  // it) count at least its flags and wraps, so they never seem below t unless it is.
+  [[gnu::always_inline]] static bool below(const Unary& u, uint32_t f, uint32_t w, uint32_t l, uint32_t H,
+                                           uint32_t L) noexcept {
+    const int32_t h = static_cast<int32_t>(H) - static_cast<int32_t>(w) - static_cast<int32_t>(l >= L);
+    return h >= 0 && u.rank0(static_cast<uint64_t>(h)) >= f;
   }
-  static constexpr auto kPrefixMask = [] {
-    std::array<uint8_t, 512> m{};
-    for (size_t i = 0; i < 256; ++i) m[i] = 0xff;
-    return m;
-  }();
+  // Bit i set when byte i's low 7 bits are below byte i - 1's (a wrap).
+  [[gnu::always_inline]] AMQ_GCS_AVX2 static inline uint32_t wraps32(const uint8_t* at, __m256i low7) noexcept {
+    const __m256i x = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)), low7);
+    const __m256i prev = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at - 1)), low7);
+    return static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpgt_epi8(prev, x)));
+  }
   enum Window { kAbsent = 0, kFound = 1, kEarlier = 2, kLater = 3 };
-  // Searches blocks k0 .. k0 + 2 of the bucket at p (bits bits long) for t; Chunks
-  // 32-byte chunks cover the bytes before block k0.
+  // Searches codes 16·k0 .. 16·k0 + 47 of the bucket at q (bits bits long) for
+  // t = 128·H + L; Chunks 32-byte chunks cover the bytes before them.
   template <int Chunks>
-  [[gnu::always_inline]] static inline Window window(const uint8_t* p, uint64_t bits, const Unary& u, unsigned k0,
-                                                     uint64_t t) noexcept {
+  [[gnu::always_inline]] AMQ_GCS_AVX2 static inline Window window(const uint8_t* q, uint64_t bits, const Unary& u,
+                                                                  unsigned k0, uint32_t H, uint32_t L) noexcept {
     const unsigned len = 16 * k0;
     const __m256i low7 = _mm256_set1_epi8(0x7f);
-    __m256i acc = _mm256_setzero_si256();
-    uint32_t f = 0;
+    uint32_t f0 = 0, w0 = 0;  // flags and wraps of codes 0 .. len - 1
     for (int c = 0; c < Chunks; ++c) {
-      const __m256i keep = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kPrefixMask.data() + 256 - len + 32 * c));
-      const __m256i y = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * c)), keep);
-      f += static_cast<uint32_t>(std::popcount(static_cast<uint32_t>(_mm256_movemask_epi8(y))));
-      acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_and_si256(y, low7), _mm256_setzero_si256()));
+      const unsigned n = std::min(len - std::min(len, 32u * c), 32u);  // bytes of this chunk before the codes
+      const uint32_t keep = static_cast<uint32_t>((uint64_t{1} << n) - 1);
+      const uint32_t flags = static_cast<uint32_t>(_mm256_movemask_epi8(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * c))));
+      f0 += static_cast<uint32_t>(std::popcount(flags & keep));
+      // Code 0 never wraps (L_{-1} = 0): the byte before it is another bucket's.
+      w0 += static_cast<uint32_t>(std::popcount(wraps32(q + 32 * c, low7) & keep & (c == 0 ? ~1u : ~0u)));
     }
-    const __m128i acc2 = _mm_add_epi64(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
-    uint32_t F[4], R[4], flags[3];
-    F[0] = f;
-    R[0] = static_cast<uint32_t>(_mm_cvtsi128_si64(acc2) + _mm_extract_epi64(acc2, 1));
-    const __m128i low7x = _mm_set1_epi8(0x7f), zero = _mm_setzero_si128();
-    __m128i x[3];
-    for (unsigned i = 0; i < 3; ++i) {
-      x[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * (k0 + i)));
-      flags[i] = static_cast<uint32_t>(_mm_movemask_epi8(x[i]));
-      const __m128i sum = _mm_sad_epu8(_mm_and_si128(x[i], low7x), zero);
-      F[i + 1] = F[i] + static_cast<uint32_t>(std::popcount(flags[i]));
-      R[i + 1] = R[i] + static_cast<uint32_t>(_mm_cvtsi128_si32(sum) + _mm_extract_epi16(sum, 4));
-    }
-    if (k0 > 0 && !below(u, F[0], R[0], t)) return kEarlier;
-    if (below(u, F[3], R[3], t)) return kLater;
-    const unsigned kk = below(u, F[1], R[1], t) + below(u, F[2], R[2], t);
-    // Block k0 + kk holds the first value >= t. Its remainders' prefix sums, 16 bits each.
-    const __m128i r = _mm_and_si128(x[kk], low7x);
-    __m128i lo = _mm_unpacklo_epi8(r, zero), hi = _mm_unpackhi_epi8(r, zero);
-    lo = _mm_add_epi16(lo, _mm_slli_si128(lo, 2));
-    hi = _mm_add_epi16(hi, _mm_slli_si128(hi, 2));
-    lo = _mm_add_epi16(lo, _mm_slli_si128(lo, 4));
-    hi = _mm_add_epi16(hi, _mm_slli_si128(hi, 4));
-    lo = _mm_add_epi16(lo, _mm_slli_si128(lo, 8));
-    hi = _mm_add_epi16(hi, _mm_slli_si128(hi, 8));
-    const __m128i last = _mm_shufflehi_epi16(lo, 0xff);
-    hi = _mm_add_epi16(hi, _mm_unpackhi_epi64(last, last));
-    // d_i = t - R_i (R_i < t <= 32767 + R_i here, so 16 bits hold it): code i can be t
-    // only when d_i >= 0 is a multiple of 128, d_i / 128 being its Q.
-    const __m128i tv = _mm_set1_epi16(static_cast<int16_t>(t - R[kk]));
-    const __m128i dlo = _mm_sub_epi16(tv, lo), dhi = _mm_sub_epi16(tv, hi);
-    const __m128i low7w = _mm_set1_epi16(127), minus1 = _mm_set1_epi16(-1);
-    const __m128i clo = _mm_and_si128(_mm_cmpeq_epi16(_mm_and_si128(dlo, low7w), zero), _mm_cmpgt_epi16(dlo, minus1));
-    const __m128i chi = _mm_and_si128(_mm_cmpeq_epi16(_mm_and_si128(dhi, low7w), zero), _mm_cmpgt_epi16(dhi, minus1));
-    uint32_t cand = static_cast<uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(clo, chi)));
-    alignas(16) int16_t d[16];
-    _mm_store_si128(reinterpret_cast<__m128i*>(d), dlo);
-    _mm_store_si128(reinterpret_cast<__m128i*>(d + 8), dhi);
+    // The 48 codes: candidates (L_j = L), flags and wraps, as 48-bit masks.
+    const uint8_t* x = q + len;
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16));  // codes 16..47
+    const __m256i lv = _mm256_set1_epi8(static_cast<char>(L));
+    const uint64_t hi_half = ~uint64_t{0} << 32;
+    uint64_t cand = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(a, low7), lv))) |
+                    (static_cast<uint64_t>(static_cast<uint32_t>(
+                         _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(b, low7), lv))))
+                     << 16 & hi_half);
+    const uint64_t flags = static_cast<uint32_t>(_mm256_movemask_epi8(a)) |
+                           (static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(b))) << 16 & hi_half);
+    const uint64_t wraps = (static_cast<uint64_t>(wraps32(x, low7)) | (static_cast<uint64_t>(wraps32(x + 16, low7)) << 16 & hi_half)) &
+                           (len == 0 ? ~uint64_t{1} : ~uint64_t{0});
+    if (k0 > 0 && !below(u, f0, w0, x[-1] & 127u, H, L)) return kEarlier;
+    if (below(u, f0 + static_cast<uint32_t>(std::popcount(flags)), w0 + static_cast<uint32_t>(std::popcount(wraps)),
+              x[47] & 127u, H, L))
+      return kLater;
     while (cand) {
       const unsigned i = static_cast<unsigned>(std::countr_zero(cand));
       cand &= cand - 1;
-      const uint32_t fi = F[kk] + static_cast<uint32_t>(std::popcount(flags[kk] & ((2u << i) - 1)));
-      const uint64_t h = static_cast<uint64_t>(d[i]) >> 7;
-      // Q_i == h: no flags and h = 0, or the fi-th zero at bit h - 1. Code j is real when
-      // its byte and its h unary bits do not overlap.
-      const bool q_is_h = fi == 0 ? h == 0
-                                  : h >= 1 && h <= 256 && ((u.zeros[(h - 1) >> 6] >> ((h - 1) & 63)) & 1) &&
-                                        u.rank0(h - 1) == fi - 1;
-      const uint64_t j = 16 * (k0 + kk) + i;
-      if (q_is_h && 8 * (j + 1) + h <= bits) return kFound;
+      const uint64_t upto = (uint64_t{2} << i) - 1;
+      const uint32_t fi = f0 + static_cast<uint32_t>(std::popcount(flags & upto));
+      const int32_t h = static_cast<int32_t>(H - w0) - static_cast<int32_t>(std::popcount(wraps & upto));
+      // Code j is real when its byte and its h unary bits do not overlap.
+      if (h >= 0 && u.quotients_end_at(static_cast<uint64_t>(h), fi) && 8 * (len + i + 1) + static_cast<uint64_t>(h) <= bits)
+        return kFound;
     }
     return kAbsent;
   }
 
-  __attribute__((target("avx2,popcnt"))) static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept {
+  // The rare case: a block of 48 codes at a time the `way` the first window said.
+  [[gnu::noinline]] AMQ_GCS_AVX2 static bool move_window(const uint8_t* q, uint64_t bits, const Unary& u, unsigned k0,
+                                                         uint32_t H, uint32_t L, Window way) noexcept {
+    for (;;) {
+      if (way == kEarlier) {
+        k0 = k0 >= 3 ? k0 - 3 : 0;
+      } else {
+        k0 += 3;
+        if (16 * k0 >= bits / 8) return false;  // past the bucket's bytes
+      }
+      way = window<8>(q, bits, u, k0, H, L);
+      if (way < kEarlier) return way == kFound;
+    }
+  }
+
+  AMQ_GCS_AVX2 static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept {
     const uint64_t b = s.bucket_of(v), t = v - b * s.width_;
+    const std::byte* p = s.stream_.data() + kGuardBytes;
+    // Ask for the lines where the bucket probably lies while its index entry is read.
+    // (Addresses as integers: the guess may lie outside the stream, harmless for a prefetch.)
+    const uintptr_t guess = reinterpret_cast<uintptr_t>(p) +
+                            (s.super_[b / kSuperblockBuckets] + (b % kSuperblockBuckets) * s.mean_bucket_bits_) / 8;
+    for (uintptr_t at = guess - 64; at < guess + 192; at += 64) __builtin_prefetch(reinterpret_cast<const void*>(at));
     const uint64_t begin = s.bucket_offset(b), end = s.bucket_offset(b + 1), bits = end - begin;
     if (bits > 8 * 256) [[unlikely]]
       return contains_scan(s, v);
-    const std::byte* p = s.stream_.data() + kGuardBytes;
     Unary u;
     u.before[0] = 0;
     for (unsigned w = 0; w < 4; ++w) {
@@ -743,22 +766,16 @@ struct GolombCodedSet::Kernel {
     }
     u.zeros[4] = 0;
     const uint8_t* q = reinterpret_cast<const uint8_t*>(p + begin / 8);
-    // The block of the ~t/M-th code.
+    const uint32_t H = static_cast<uint32_t>(t >> 7), L = static_cast<uint32_t>(t & 127);
+    // The block of the ~t/M-th code, and one block back.
     const unsigned expected = static_cast<unsigned>((t * s.block_inverse_) >> 32);
-    unsigned k0 = expected > 0 ? expected - 1 : 0;
-    Window r = window<3>(q, bits, u, k0, t);
+    const unsigned k0 = expected > 0 ? expected - 1 : 0;
+    const Window r = window<3>(q, bits, u, k0, H, L);
     if (r < kEarlier) [[likely]]
       return r == kFound;
-    // A block at a time towards the target (the bucket has at most 16 blocks).
-    const Window way = r;
-    for (;;) {
-      if (way == kEarlier ? k0 == 0 : k0 >= 13 || 16 * (k0 + 1) >= bits / 8) return false;
-      k0 = way == kEarlier ? k0 - 1 : k0 + 1;
-      r = window<8>(q, bits, u, k0, t);
-      if (r < kEarlier) return r == kFound;
-      if (r != way) return false;
-    }
+    return move_window(q, bits, u, k0, H, L, r);
   }
+#undef AMQ_GCS_AVX2
 #else
   static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept { return contains_scan(s, v); }
 #endif
@@ -997,7 +1014,7 @@ std::vector<std::byte> GolombCodedSet::serialize() const {
   params.u32(hasher_id_);
   params.u8(static_cast<uint8_t>(coding_));
   params.u8(wide_ ? 32 : 16);
-  params.u16(byte_layout_ ? 1 : 0);
+  params.u16(byte_layout_ ? 2 : 0);
   params.u64(seed_);
   params.u64(keys_);
   params.u64(values_);
@@ -1040,7 +1057,7 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
   s.coding_ = static_cast<Coding>(coding);
   if (width_bits != 16 && width_bits != 32) throw bad("offset width " + std::to_string(width_bits) + " is not 16 or 32");
   s.wide_ = width_bits == 32;
-  if (layout > 1) throw bad("unknown layout " + std::to_string(layout));
+  if (layout > 2) throw bad("unknown layout " + std::to_string(layout));
   if (s.m_ < 2 || s.m_ > kMaxRangePerKey) throw bad("range per key " + std::to_string(s.m_) + " out of 2..2^40");
   const unsigned __int128 range = static_cast<unsigned __int128>(std::max<uint64_t>(s.keys_, 1)) * s.m_;
   if (range > (static_cast<unsigned __int128>(1) << 63) || static_cast<uint64_t>(range) != s.range_)
@@ -1048,9 +1065,10 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
   if (s.values_ > s.keys_) throw bad("more values than keys");
   if (s.divisor_ != divisor_for(s.m_, s.coding_)) throw bad("divisor " + std::to_string(s.divisor_) + " does not match M");
   if (s.width_ != width_for(s.m_, s.range_, s.coding_)) throw bad("bucket width does not match M");
-  if (layout == 1 && !byte_layout_for(s.coding_, s.divisor_, s.m_))
+  if (layout != 0 && !byte_layout_for(s.coding_, s.divisor_, s.m_))
     throw bad("the byte layout needs Rice coding with divisor 128 and M <= 256");
-  s.byte_layout_ = layout == 1;
+  s.byte_layout_ = layout != 0;
+  s.gap_bytes_ = layout == 1;
   s.buckets_ = (s.range_ - 1) / s.width_ + 1;
   if (s.values_ > s.stream_bits_) throw bad("more values than coded bits");
   // Sizes are checked against the real payload before anything is allocated.
@@ -1086,7 +1104,27 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
   s.cutoff_ = code.cutoff();
   s.prepare_queries();
   s.validate();
+  if (s.gap_bytes_) s.convert_gap_bytes();
   return s;
+}
+
+// Layout 1 (written from 2026-11-21 until layout 2 replaced it) held each code's gap
+// remainder where layout 2 holds its value's low 7 bits; the codes' sizes and so the
+// index are the same. Rewrites the low 7 bits of every code's byte.
+void GolombCodedSet::convert_gap_bytes() {
+  std::byte* p = stream_.data() + kGuardBytes;
+  std::vector<uint64_t> values;
+  for (uint64_t b = 0; b < buckets_; ++b) {
+    values.clear();
+    scan_bytes(b, [&](uint64_t v) {
+      values.push_back(v);
+      return true;
+    });
+    std::byte* q = p + bucket_offset(b) / 8;
+    for (size_t j = 0; j < values.size(); ++j)
+      q[j] = (q[j] & std::byte{0x80}) | static_cast<std::byte>((values[j] - b * width_) & 127);
+  }
+  gap_bytes_ = false;
 }
 
 // A byte-layout bucket: byte-aligned, its codes (scan_bytes) ascending inside the

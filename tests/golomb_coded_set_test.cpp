@@ -342,6 +342,53 @@ TEST(GolombCodedSet, SerializeLoadRoundTrip) {
   EXPECT_EQ(e2.expected_fpp(), 0.0);
 }
 
+// A container's params (offset 6: the layout).
+std::vector<std::byte> file_params(std::span<const std::byte> file) {
+  const Container c = parse_container(file);
+  return {c.params.begin(), c.params.end()};
+}
+
+std::vector<std::byte> read_data_file(const std::string& name) {
+  const std::string path = std::string(AMQ_SOURCE_DIR) + "/tests/data/" + name;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw std::runtime_error("cannot open " + path);
+  std::vector<std::byte> out;
+  std::byte buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.insert(out.end(), buf, buf + n);
+  std::fclose(f);
+  return out;
+}
+
+// Files written by earlier versions still load and answer the same: tests/data holds
+// the keys key-0 .. key-2999 at 1/256 written by `amq build -t gcs` of commit 67d4180
+// (layout 0: split buckets) and of 7e6c034 (layout 1: a byte per code holding its gap's
+// remainder). Layout 1 is converted to layout 2 (the value's low bits) when loaded, so
+// it serializes exactly as the same set built now; layout 0 stays split.
+TEST(GolombCodedSet, LoadsFilesOfEarlierLayouts) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 3000; ++i) keys.push_back("key-" + std::to_string(i));
+  const auto now = GolombCodedSet::build(keys, {.fpp = 1.0 / 256});
+  ASSERT_TRUE(now.byte_layout());
+  const auto absent = absent_keys(20000, 5, keys);
+  for (const char* name : {"gcs_layout0_3000.amq", "gcs_layout1_3000.amq"}) {
+    SCOPED_TRACE(name);
+    const auto file = read_data_file(name);
+    const uint8_t layout = static_cast<uint8_t>(file_params(file)[6]);
+    EXPECT_EQ(layout, name[10] - '0');
+    const auto old = GolombCodedSet::load(file);
+    EXPECT_EQ(old.byte_layout(), layout == 1);
+    EXPECT_EQ(old.decode_all(), now.decode_all());
+    for (const auto& k : keys) ASSERT_TRUE(old.contains(k)) << k;
+    for (const auto& k : absent) ASSERT_EQ(old.contains(k), now.contains(k)) << k;
+    if (layout == 1) {
+      EXPECT_TRUE(old == now);
+      EXPECT_EQ(old.serialize(), now.serialize());
+    } else {
+      EXPECT_EQ(old.serialize(), file);
+    }
+  }
+}
+
 struct Custom {
   static constexpr uint32_t id = 1000;
   uint64_t seed = 0;
@@ -422,9 +469,12 @@ TEST(GolombCodedSet, LoadRejectsCorruption) {
   expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { p[4] = std::byte{7}; }, {})); });
   expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { p[5] = std::byte{8}; }, {})); });
   ASSERT_TRUE(s.byte_layout());
-  expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { p[6] = std::byte{2}; }, {})); });
-  // The byte layout read as the split one: its buckets do not decode exactly.
+  ASSERT_EQ(static_cast<uint8_t>(file_params(file)[6]), 2);
+  expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { p[6] = std::byte{3}; }, {})); });
+  // The byte layout read as the split one, or its value bytes read as layout 1's gap
+  // remainders: the buckets do not decode exactly.
   expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { p[6] = std::byte{0}; }, {})); });
+  expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { p[6] = std::byte{1}; }, {})); });
   // The byte layout is only for Rice with divisor 128 and M <= 256.
   const auto golomb = GolombCodedSet::build(keys, {.coding = GolombCodedSet::Coding::golomb}).serialize();
   expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(golomb, [](auto& p) { p[6] = std::byte{1}; }, {})); });

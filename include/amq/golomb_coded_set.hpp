@@ -28,16 +28,16 @@
 //    quotients backwards from its end (no per-bucket count is stored).
 //    At ε = 1/256: 9.54 + 0.14 = 9.68 bits/key (Rice), 9.44 + 0.23 = 9.67 (Golomb).
 //  * Byte layout (Rice with divisor 128 and M <= 256, so ε from ~1/180 to 1/256, the
-//    default among them): the same codes, each gap's first unary bit and 7-bit
-//    remainder stored as one byte, the rest of the unary codes backwards from the
-//    bucket's end, buckets padded to a byte (+0.03 bits/key). A value is 128·Q + R
-//    (the sums of quotients and remainders so far), and Q is where the F-th zero of the
-//    unary stream ends (F: the bytes with the flag bit so far), so a query sums the
-//    bytes before the 16-code block the target is expected in (AVX2 sums of absolute
-//    differences), checks with four ranks of the first 256 unary bits which of three
-//    blocks holds it, and tests the 16 codes of that block at once (SSE): ~28 ns in
-//    cache, ~46 ns at 10^7 keys, without branches that depend on the data in the usual
-//    case. CPUs without AVX2 scan the bucket code by code.
+//    default among them): the same codes, each code's first unary bit and its value's
+//    low 7 bits stored as one byte, the rest of the unary codes backwards from the
+//    bucket's end, buckets padded to a byte (+0.03 bits/key). A value is 128·(Q + W) + L:
+//    Q sums the quotients so far and is where the F-th zero of the unary stream ends (F:
+//    the bytes with the flag bit so far), W counts the wraps (bytes whose low bits are
+//    below the previous byte's). So a query compares 48 bytes around the code the target
+//    is expected at with its low bits at once (AVX2), counts the flags and wraps before
+//    them, checks the window's ends with one rank of the first 256 unary bits each, and
+//    each candidate with one more: ~41 / ~36 ns (present / absent keys) at 10^7 keys.
+//    CPUs without AVX2 scan the bucket code by code.
 //  * Other Rice widths: queries skip codes in groups of G = min(8, 56/c): a group's remainders are one
 //    56-bit word, summed with a few SWAR operations, and its quotients end at the G-th
 //    zero of the unary stream, found by one select-in-word (BMI2 pdep, chosen at run
@@ -61,9 +61,8 @@
 //
 // Choose it over a Bloom or cuckoo filter when the set is built once and size matters
 // most (files sent over a network, cookies, block filters); it takes ~16% fewer bits than
-// a BloomFilter at 1/256, is ~3-4x slower to query (~28 ns in cache, ~46 ns at 10^7
-// keys against ~15 / ~12 ns; issue 4 asks for 3x, met on present keys only) and cannot
-// take inserts.
+// a BloomFilter at 1/256, is ~3x slower to query (~41 / ~36 ns at 10^7 keys against
+// ~14 / ~11 ns; issue 4 asks for 3x, met on present keys only) and cannot take inserts.
 //
 //   std::vector<std::string> keys = {"apple", "banana"};
 //   auto s = amq::GolombCodedSet::build(keys, {.fpp = 1.0 / 256});
@@ -281,6 +280,7 @@ class GolombCodedSet {
   void prepare_queries();  // the derived query constants below
   void choose_query() noexcept;
   void validate() const;
+  void convert_gap_bytes();  // layout 1 -> 2 (load)
   uint64_t validate_bytes(uint64_t b, uint64_t limit, std::span<const std::byte> bytes) const;
   struct Kernel;  // the Rice group-skipping search (src/golomb_coded_set.cpp)
   friend struct Kernel;
@@ -291,6 +291,7 @@ class GolombCodedSet {
   Coding coding_ = Coding::rice;
   bool wide_ = false;
   bool byte_layout_ = false;  // Rice, divisor 128, M <= 256: a byte per code (see above)
+  bool gap_bytes_ = false;    // while loading a file of layout 1: bytes hold gap remainders
   unsigned rem_bits_ = 0;  // c
   uint64_t cutoff_ = 0;    // u
   // 16 zero guard bytes, the stream, 16 zero guard bytes; huge pages when large.
@@ -303,6 +304,7 @@ class GolombCodedSet {
   uint64_t width_inverse_ = 0;
   unsigned group_ = 0;
   uint32_t block_inverse_ = 0;  // 2^32 / (16·M): t -> the 16-code block expected to hold t
+  uint64_t mean_bucket_bits_ = 0;  // stream bits / buckets: where a bucket probably starts
   bool bmi2_ = false;  // the pdep select is used
   // The single-query kernel for this coding, width and select: one call, no dispatch.
   using QueryFn = bool (*)(const GolombCodedSet&, uint64_t) noexcept;
