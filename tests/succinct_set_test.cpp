@@ -459,6 +459,35 @@ TEST(SuccinctSet, TopLevelShortcuts) {
   check_all_ways(std::vector<std::string>{"ab", "abab", "abba", "b", "ba", "bab"}, 100, 14);
 }
 
+// Below the top table, contains() starts the selects of levels 3 and 4 from finer
+// samples (one per 32 nodes, for at most 65536 nodes). Wide nodes there put many
+// zeros between samples; here levels 3 and 4 hold 88421 nodes, so the finer samples
+// stop inside level 4 and the rest is reached from the 128-node samples.
+TEST(SuccinctSet, WideNodesBelowTheTopLevels) {
+  std::mt19937_64 rng(21);
+  std::vector<std::string> keys;
+  const int n = kSanitized ? 6 : 20;
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b)
+      for (int c = 0; c < n; ++c)
+        for (int d = 0; d < 30; ++d) {
+          if (rng() % 3 != 0) continue;
+          std::string k{static_cast<char>('a' + a), static_cast<char>('a' + b), static_cast<char>('a' + c),
+                        static_cast<char>('A' + d)};
+          keys.push_back(k);
+          if (rng() % 2) keys.push_back(k + std::string(1 + rng() % 3, static_cast<char>('a' + rng() % 26)));
+        }
+  const std::set<std::string> ref(keys.begin(), keys.end());
+  const auto s = SuccinctSet::build(keys);
+  for (const std::string& k : ref) {
+    ASSERT_TRUE(s.contains(k)) << k;
+    ASSERT_TRUE(s.contains_portable(k)) << k;
+    for (const std::string& q : {k.substr(0, 3) + "~", k + "~", k.substr(0, k.size() - 1) + "`"})
+      ASSERT_EQ(s.contains(q), ref.count(q) > 0) << q;
+  }
+  check_set(s, ref, 5000, 22);
+}
+
 TEST(SuccinctSet, WordList) {
   const char* path = "/usr/share/dict/american-english";
   if (!std::ifstream(path)) GTEST_SKIP() << path << " not installed";

@@ -235,6 +235,11 @@ class SuccinctSet {
   std::shared_ptr<const std::vector<uint16_t>> top_;  // node_start(v) for v < top_nodes_
   const uint16_t* top_starts_ = nullptr;
   uint64_t top_nodes_ = 0;
+  // Finer select starts for the nodes below the top table down to level kSubLevels:
+  // for every 32nd node s < sub_nodes_, select1(s) minus its sample's position.
+  std::shared_ptr<const std::vector<uint16_t>> sub_;
+  const uint16_t* sub_starts_ = nullptr;
+  uint64_t sub_nodes_ = 0;
   std::shared_ptr<const std::vector<uint64_t>> jump_;  // the top two levels' label maps
   const uint64_t* jump_maps_ = nullptr;  // end of the payload: 16-byte label loads stay below
 };

@@ -501,7 +501,12 @@ class SelectBits {
   // next_one(answer + 1) is answer + 1 + ctz(after) when after != 0.
   template <bool Hw = kHwPopcount>
   [[gnu::always_inline]] uint64_t select1_from(uint64_t p, uint64_t j, uint64_t& after) const noexcept {
-    uint64_t rem = j & ((uint64_t{1} << SampleShift) - 1);
+    return select_after<Hw>(p, j & ((uint64_t{1} << SampleShift) - 1), after);
+  }
+  // The position of the (rem+1)-th one at or after position p (which holds a one, such
+  // as a sample's), with `after` as in select1_from.
+  template <bool Hw = kHwPopcount>
+  [[gnu::always_inline]] uint64_t select_after(uint64_t p, uint64_t rem, uint64_t& after) const noexcept {
     uint64_t w = p >> 6;
     uint64_t x = words_[w] & (~uint64_t{0} << (p & 63));
     if (w + kWindow + 1 <= nw_) {
