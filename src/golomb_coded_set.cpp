@@ -684,6 +684,16 @@ struct GolombCodedSet::Kernel {
     return static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpgt_epi8(prev, x)));
   }
   enum Window { kAbsent = 0, kFound = 1, kEarlier = 2, kLater = 3 };
+  // kBefore[k][c]: the bits of 32-byte chunk c that lie before code 16·k.
+  static constexpr auto kBefore = [] {
+    std::array<std::array<uint32_t, 8>, 16> m{};
+    for (unsigned k = 0; k < 16; ++k)
+      for (unsigned c = 0; c < 8; ++c) {
+        const unsigned n = 16 * k > 32 * c ? std::min(16 * k - 32 * c, 32u) : 0;
+        m[k][c] = static_cast<uint32_t>((uint64_t{1} << n) - 1);
+      }
+    return m;
+  }();
   // Searches codes 16·k0 .. 16·k0 + 47 of the bucket at q (bits bits long) for
   // t = 128·H + L; Chunks 32-byte chunks cover the bytes before them.
   template <int Chunks>
@@ -693,8 +703,7 @@ struct GolombCodedSet::Kernel {
     const __m256i low7 = _mm256_set1_epi8(0x7f);
     uint32_t f0 = 0, w0 = 0;  // flags and wraps of codes 0 .. len - 1
     for (int c = 0; c < Chunks; ++c) {
-      const unsigned n = std::min(len - std::min(len, 32u * c), 32u);  // bytes of this chunk before the codes
-      const uint32_t keep = static_cast<uint32_t>((uint64_t{1} << n) - 1);
+      const uint32_t keep = kBefore[k0][c];
       const uint32_t flags = static_cast<uint32_t>(_mm256_movemask_epi8(
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * c))));
       f0 += static_cast<uint32_t>(std::popcount(flags & keep));
@@ -754,7 +763,10 @@ struct GolombCodedSet::Kernel {
     // (Addresses as integers: the guess may lie outside the stream, harmless for a prefetch.)
     const uintptr_t guess = reinterpret_cast<uintptr_t>(p) +
                             (s.super_[b / kSuperblockBuckets] + (b % kSuperblockBuckets) * s.mean_bucket_bits_) / 8;
-    for (uintptr_t at = guess - 64; at < guess + 192; at += 64) __builtin_prefetch(reinterpret_cast<const void*>(at));
+    __builtin_prefetch(reinterpret_cast<const void*>(guess - 64));
+    __builtin_prefetch(reinterpret_cast<const void*>(guess));
+    __builtin_prefetch(reinterpret_cast<const void*>(guess + 64));
+    __builtin_prefetch(reinterpret_cast<const void*>(guess + 128));
     const uint64_t begin = s.bucket_offset(b), end = s.bucket_offset(b + 1), bits = end - begin;
     if (bits > 8 * 256) [[unlikely]]
       return contains_scan(s, v);
