@@ -724,7 +724,9 @@ struct GolombCodedSet::Kernel {
                            (static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(b))) << 16 & hi_half);
     const uint64_t wraps = (static_cast<uint64_t>(wraps32(x, low7)) | (static_cast<uint64_t>(wraps32(x + 16, low7)) << 16 & hi_half)) &
                            (len == 0 ? ~uint64_t{1} : ~uint64_t{0});
-    if (k0 > 0 && !below(u, f0, w0, x[-1] & 127u, H, L)) return kEarlier;
+    // (Both ends computed without a branch on k0: which blocks start at 0 is random.)
+    const bool start_below = (k0 == 0) | below(u, f0, w0, x[-1] & 127u, H, L);
+    if (!start_below) return kEarlier;
     if (below(u, f0 + static_cast<uint32_t>(std::popcount(flags)), w0 + static_cast<uint32_t>(std::popcount(wraps)),
               x[47] & 127u, H, L))
       return kLater;
@@ -781,7 +783,7 @@ struct GolombCodedSet::Kernel {
     const uint32_t H = static_cast<uint32_t>(t >> 7), L = static_cast<uint32_t>(t & 127);
     // The block of the ~t/M-th code, and one block back.
     const unsigned expected = static_cast<unsigned>((t * s.block_inverse_) >> 32);
-    const unsigned k0 = expected > 0 ? expected - 1 : 0;
+    const unsigned k0 = expected - (expected > 0);
     const Window r = window<3>(q, bits, u, k0, H, L);
     if (r < kEarlier) [[likely]]
       return r == kFound;
