@@ -218,16 +218,6 @@ template <bool Bmi2>
   return 8 * byte + kSelectInByte[(x >> (8 * byte)) & 0xff][k - skipped];
 }
 
-bool cpu_has_fast_pdep() noexcept {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  // AMD family 17h (Zen 1, Zen 2) runs pdep in microcode, ~100x slower.
-  return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("bmi") && !__builtin_cpu_is("amdfam17h");
-#else
-  return false;
-#endif
-}
-
 }  // namespace
 
 // Calls f(value) for the values of bucket b in order until f returns false. A bucket
@@ -358,14 +348,12 @@ void GolombCodedSet::prepare_queries() {
   group_ = !byte_layout_ && cutoff_ == 0 && c >= 1 && c <= 56 ? std::min(8u, 56u / c) : 0;
   block_inverse_ = static_cast<uint32_t>((uint64_t{1} << 32) / (16 * m_));
   mean_bucket_bits_ = stream_bits_ / buckets_;
-  static const bool fast_pdep = cpu_has_fast_pdep();
-  bmi2_ = fast_pdep;
+  bmi2_ = detail::cpu_has_fast_pdep();
   choose_query();
 }
 
 bool GolombCodedSet::use_bmi2(bool enable) noexcept {
-  static const bool fast_pdep = cpu_has_fast_pdep();
-  bmi2_ = enable && fast_pdep;
+  bmi2_ = enable && detail::cpu_has_fast_pdep();
   choose_query();
   return bmi2_;
 }

@@ -18,4 +18,19 @@ inline bool cpu_has_avx2() noexcept {
 #endif
 }
 
+// True if the CPU runs POPCNT, BMI1 and BMI2 with a fast pdep/pext: not AMD family
+// 17h (Zen 1 and 2), which runs them in microcode, ~100x slower.
+inline bool cpu_has_fast_pdep() noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+           !__builtin_cpu_is("amdfam17h");
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
 }  // namespace amq::detail
