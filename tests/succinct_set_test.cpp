@@ -184,11 +184,25 @@ TEST(RankSelect, SelectInWord) {
   }
 }
 
-// The conditional move select1_from uses against the plain expression, at the edges.
-TEST(RankSelect, PickIfLessEqual) {
-  const uint64_t vals[] = {0, 1, 2, 63, 64, 0x7fffffffffffffffULL, 0x8000000000000000ULL, ~uint64_t{0}};
-  for (uint64_t a : vals)
-    for (uint64_t b : vals) ASSERT_EQ(detail::pick_if_less_equal(a, b, 11, 22), a <= b ? 11u : 22u) << a << " " << b;
+// The end of a select window (window_pick) against the plain choice, for every rem
+// around counts with equal neighbours, zeros and large values.
+TEST(RankSelect, WindowPick) {
+  const uint64_t words[7] = {1, 2, 3, 4, 5, 6, 7};
+  const uint64_t counts[][5] = {{0, 0, 0, 0, 0}, {1, 2, 3, 4, 5}, {3, 3, 7, 7, 7}, {64, 128, 192, 256, 320},
+                                {0, 1, 1, 1, 384}, {~uint64_t{0} - 4, ~uint64_t{0} - 3, ~uint64_t{0} - 2,
+                                                    ~uint64_t{0} - 1, ~uint64_t{0}}};
+  for (const auto& c : counts)
+    for (uint64_t rem : {uint64_t{0}, uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{4}, uint64_t{6}, uint64_t{7},
+                         uint64_t{64}, uint64_t{200}, uint64_t{383}, ~uint64_t{0} - 3, ~uint64_t{0}}) {
+      uint64_t y = 99, z = words[1], before = 0, at = 0;
+      for (int k = 0; k < 5; ++k)
+        if (c[k] <= rem) y = words[k + 1], z = words[k + 2], before = c[k], at = static_cast<uint64_t>(k + 1);
+      const detail::WindowPick r = detail::window_pick(words, 99, c, rem);
+      ASSERT_EQ(r.y, y) << rem;
+      ASSERT_EQ(r.z, z) << rem;
+      ASSERT_EQ(r.before, before) << rem;
+      ASSERT_EQ(r.at, at) << rem;
+    }
 }
 
 // ---- the seed's example --------------------------------------------------------

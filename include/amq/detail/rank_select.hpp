@@ -96,16 +96,46 @@ template <bool Hw = false>
   return 8 * byte + kSelectInByte[b * 8 + static_cast<uint64_t>(r - before)];
 }
 
-// a <= b ? if_true : if_false, as a conditional move where the compiler might branch
-// (x86-64 with GCC or Clang; elsewhere the plain expression).
-[[gnu::always_inline]] inline uint64_t pick_if_less_equal(uint64_t a, uint64_t b, uint64_t if_true,
-                                                          uint64_t if_false) noexcept {
+// The choice at the end of a six-word select window (SelectBits::select_after): with
+// c[k] the ones in words 0..k of the window, x its first word (masked) and p the
+// window's words, the word y holding one number rem, the word z after it, the ones
+// before y and y's index. Each step is one compare and three conditional moves from
+// memory (the words were just counted) and an add of the borrow, all in one asm block:
+// which word holds the one is data, so these must not become branches (GCC made two
+// of the three choices branches, mispredicted about half the time), and a compare and
+// conditional move per value (four compares a step, the step number in a register,
+// the words and counts held in registers and partly spilled) took ~25 more
+// instructions a select.
+struct WindowPick {
+  uint64_t y, z, before, at;
+};
+[[gnu::always_inline]] inline WindowPick window_pick(const uint64_t* p, uint64_t x, const uint64_t* c,
+                                                     uint64_t rem) noexcept {
+  uint64_t y = x, z = p[1], before = 0, at = 0;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  asm("cmpq %[a], %[b]\n\tcmovaeq %[t], %[r]" : [r] "+r"(if_false) : [a] "r"(a), [b] "r"(b), [t] "r"(if_true) : "cc");
-  return if_false;
+#define AMQ_WINDOW_STEP(k, d1, d2)       \
+  "cmpq %[c" #k "], %[rem]\n\t"         \
+  "cmovaeq " #d1 "(%[p]), %[y]\n\t"     \
+  "cmovaeq " #d2 "(%[p]), %[z]\n\t"     \
+  "cmovaeq %[c" #k "], %[before]\n\t"   \
+  "sbbq $-1, %[at]\n\t" /* at + 1 - borrow = at + (c <= rem) */
+  asm(AMQ_WINDOW_STEP(0, 8, 16) AMQ_WINDOW_STEP(1, 16, 24) AMQ_WINDOW_STEP(2, 24, 32)
+          AMQ_WINDOW_STEP(3, 32, 40) AMQ_WINDOW_STEP(4, 40, 48)
+      : [y] "+r"(y), [z] "+r"(z), [before] "+r"(before), [at] "+r"(at)
+      : [p] "r"(p), [c0] "r"(c[0]), [c1] "r"(c[1]), [c2] "r"(c[2]), [c3] "r"(c[3]), [c4] "r"(c[4]),
+        [rem] "r"(rem), "m"(*reinterpret_cast<const uint64_t(*)[7]>(p))
+      : "cc");
+#undef AMQ_WINDOW_STEP
 #else
-  return a <= b ? if_true : if_false;
+  for (int k = 0; k < 5; ++k) {
+    const bool past = c[k] <= rem;
+    y = past ? p[k + 1] : y;
+    z = past ? p[k + 2] : z;
+    before = past ? c[k] : before;
+    at += past;
+  }
 #endif
+  return {y, z, before, at};
 }
 
 // The position of the (rem+1)-th one at or after bit p of words[0, nw): counts eight
@@ -514,27 +544,17 @@ class SelectBits {
       // is the number of running counts <= rem (the usual case where ones are dense:
       // a LOUDS bitmap's 128 ones span about four words, six cover nearly every
       // select). The word after is read too, so `after` spans 64 bits.
-      uint64_t xs[kWindow + 1], c[kWindow];
-      xs[0] = x;
-#pragma GCC unroll 8
-      for (int k = 1; k <= kWindow; ++k) xs[k] = words_[w + static_cast<uint64_t>(k)];
+      uint64_t c[kWindow];
       c[0] = static_cast<uint64_t>(popcount64<Hw>(x));
 #pragma GCC unroll 8
-      for (int k = 1; k < kWindow; ++k) c[k] = c[k - 1] + static_cast<uint64_t>(popcount64<Hw>(xs[k]));
+      for (int k = 1; k < kWindow; ++k)
+        c[k] = c[k - 1] + static_cast<uint64_t>(popcount64<Hw>(words_[w + static_cast<uint64_t>(k)]));
       if (rem < c[kWindow - 1]) [[likely]] {
-        // Conditional moves, not branches: which word holds the one is data, and a
-        // mispredicted branch here cost more than the whole select.
-        uint64_t y = x, z = xs[1], before = 0, at = 0;
-#pragma GCC unroll 8
-        for (int k = 0; k + 1 < kWindow; ++k) {
-          y = pick_if_less_equal(c[k], rem, xs[k + 1], y);
-          z = pick_if_less_equal(c[k], rem, xs[k + 2], z);
-          before = pick_if_less_equal(c[k], rem, c[k], before);
-          at = pick_if_less_equal(c[k], rem, static_cast<uint64_t>(k + 1), at);
-        }
-        const int b = select_in_word<Hw>(y, static_cast<int>(rem - before));
-        after = ((y >> b) >> 1) | (z << (63 - b));
-        return ((w + at) << 6) + static_cast<uint64_t>(b);
+        static_assert(kWindow == 6, "window_pick has five steps");
+        const WindowPick r = window_pick(words_ + w, x, c, rem);
+        const int b = select_in_word<Hw>(r.y, static_cast<int>(rem - r.before));
+        after = ((r.y >> b) >> 1) | (r.z << (63 - b));
+        return ((w + r.at) << 6) + static_cast<uint64_t>(b);
       }
       // The one lies further: eight words at a time from there, as samples may lie
       // far apart (a select directory over long runs of zeros).
