@@ -502,6 +502,31 @@ TEST(SuccinctSet, WideNodesBelowTheTopLevels) {
   check_set(s, ref, 5000, 22);
 }
 
+// Tail selects start half-way between the tail bitmap's samples through a table built
+// on load, skipped when 256 nodes' tails pass 64 KiB: long tails (table skipped) and
+// medium ones (table used), with nodes on both sides of the half-way points.
+TEST(SuccinctSet, TailSelectsFromHalfWay) {
+  for (size_t tail : {size_t{5}, size_t{100}, size_t{300}}) {
+    std::mt19937_64 rng(31 + tail);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 1500; ++i) {
+      std::string k = std::to_string(i * 7919 % 100000);
+      k += std::string(tail + rng() % 3, static_cast<char>('a' + rng() % 26));
+      keys.push_back(k);
+    }
+    const std::set<std::string> ref(keys.begin(), keys.end());
+    const auto s = SuccinctSet::build(keys);
+    ASSERT_GT(s.node_count(), 1024u);
+    for (const std::string& k : ref) {
+      ASSERT_TRUE(s.contains(k)) << k;
+      ASSERT_TRUE(s.contains_portable(k)) << k;
+      ASSERT_FALSE(s.contains(k + "a")) << k;
+      ASSERT_FALSE(s.contains(k.substr(0, k.size() - 1))) << k;
+    }
+    check_set(s, ref, 500, 32);
+  }
+}
+
 TEST(SuccinctSet, WordList) {
   const char* path = "/usr/share/dict/american-english";
   if (!std::ifstream(path)) GTEST_SKIP() << path << " not installed";

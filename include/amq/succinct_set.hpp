@@ -242,6 +242,11 @@ class SuccinctSet {
   std::shared_ptr<const std::vector<uint16_t>> sub_;
   const uint16_t* sub_starts_ = nullptr;
   uint64_t sub_nodes_ = 0;
+  // The tail bitmap's select from half-way between its samples: for every sample g
+  // (512 nodes), select1(512 g + 256) minus sample g's position (empty if one does
+  // not fit in 16 bits).
+  std::shared_ptr<const std::vector<uint16_t>> tail_mid_;
+  const uint16_t* tail_mids_ = nullptr;
   std::shared_ptr<const std::vector<uint64_t>> jump_;  // the top two levels' label maps
   const uint64_t* jump_maps_ = nullptr;  // end of the payload: 16-byte label loads stay below
 };
