@@ -28,17 +28,20 @@
 // 256-bit label maps of the root and its children, so a key's first two bytes cost
 // two popcounts, and finer select starts for the next two levels (one per 32 nodes,
 // 16-bit offsets from the samples, for at most 65536 nodes), whose wide nodes
-// otherwise send many selects past the words counted without a branch. Elsewhere a label is found among a node's labels 16 at a time with
-// SSE2. Below the top, each level is a dependent cache miss or two once the set
+// otherwise send many selects past the words counted without a branch; tail selects
+// start half-way between the tail bitmap's samples when the node is past that point
+// (a 16-bit offset per 512 nodes). Elsewhere a label is found among a node's labels
+// 16 at a time with SSE2. Below the top, each level is a dependent cache miss or two once the set
 // outgrows L2, so contains() prefetches two levels ahead: while it searches a node's
 // labels it fetches where its children's labels and label-bitmap words lie, and
 // where its grandchildren's likely lie (nodes have about one label each, so a
 // select sample and the nodes since it place them within a line or so), and near
 // the key's end the likely tail. The guesses only aim prefetches; a wrong one costs
 // a miss, never an answer. On american-english (104k words) a mix of present and
-// absent keys took ~120-125 ns, on american-english-insane (663k words, 2.3 MB)
-// ~158-165 ns, 2.1-2.6x faster than marisa-trie (`amq bench --only succinct` on a
-// 2-vCPU Zen 5 VM whose shared LLC makes such figures vary by 10-30%).
+// absent keys took ~110-115 ns, on american-english-insane (663k words, 2.3 MB)
+// ~150-162 ns, 2.3-2.8x faster than marisa-trie (`amq bench --only succinct` on a
+// 2-vCPU Zen 5 VM whose shared LLC makes such figures vary by 10-30%; the insane
+// list's figure also moves by up to ~15 ns with where code and data happen to lie).
 // index_of(), rank() and key_at() also walk the levels below the key (a cut through
 // each level, counted with rank), so they cost O(height of the trie) selects: fine
 // for word lists and random keys, slow for adversarial sets with thousands of levels.
