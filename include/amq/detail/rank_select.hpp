@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "amq/detail/cpu.hpp"
 #include "amq/error.hpp"
 
 namespace amq::detail {
@@ -176,18 +177,7 @@ template <bool Hw = false>
 
 // True if this CPU runs the Hw paths well: popcnt and BMI2, and pdep is not the slow
 // microcoded one of AMD Zen 1 and 2. Checked once.
-inline bool cpu_has_fast_select() noexcept {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  static const bool ok = [] {
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("popcnt") || !__builtin_cpu_supports("bmi2")) return false;
-    return !__builtin_cpu_is("znver1") && !__builtin_cpu_is("znver2");
-  }();
-  return ok;
-#else
-  return false;
-#endif
-}
+inline bool cpu_has_fast_select() noexcept { return cpu_has_fast_pdep(); }
 
 class BitVector {
  public:
