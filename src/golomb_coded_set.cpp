@@ -750,13 +750,8 @@ struct GolombCodedSet::Kernel {
     const uint64_t b = s.bucket_of(v), t = v - b * s.width_;
     const std::byte* p = s.stream_.data() + kGuardBytes;
     // Ask for the lines where the bucket probably lies while its index entry is read.
-    // (Addresses as integers: the guess may lie outside the stream, harmless for a prefetch.)
-    const uintptr_t guess = reinterpret_cast<uintptr_t>(p) +
-                            (s.super_[b / kSuperblockBuckets] + (b % kSuperblockBuckets) * s.mean_bucket_bits_) / 8;
-    __builtin_prefetch(reinterpret_cast<const void*>(guess - 64));
-    __builtin_prefetch(reinterpret_cast<const void*>(guess));
-    __builtin_prefetch(reinterpret_cast<const void*>(guess + 64));
-    __builtin_prefetch(reinterpret_cast<const void*>(guess + 128));
+    const uint64_t guess = (s.super_[b / kSuperblockBuckets] + (b % kSuperblockBuckets) * s.mean_bucket_bits_) / 8;
+    for (uint64_t line : {guess - 64, guess, guess + 64, guess + 128}) detail::prefetch_guess(p, line);
     const uint64_t begin = s.bucket_offset(b), end = s.bucket_offset(b + 1), bits = end - begin;
     if (bits > 8 * 256) [[unlikely]]
       return contains_scan(s, v);

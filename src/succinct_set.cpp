@@ -16,6 +16,7 @@
 #endif
 
 #include "amq/detail/byte_io.hpp"
+#include "amq/detail/prefetch.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
 #include "amq/format.hpp"
@@ -439,14 +440,6 @@ template <bool Hw>
   return hit ? static_cast<uint64_t>(static_cast<const uint8_t*>(hit) - lab) : k;
 }
 
-// Prefetches the line at byte `off` from `base`: a guess, which may lie outside the
-// array or even below it (off wrapped), so the address is integer arithmetic, never a
-// pointer past its object (UBSan, under the fuzzer, caught `labels_ + (sp - s)`
-// wrapping on a corrupt-but-valid trie).
-[[gnu::always_inline]] inline void prefetch_guess(const void* base, uint64_t off) noexcept {
-  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(base) + off));
-}
-
 // The ones of a 256-bit map below bit c.
 template <bool Hw>
 [[gnu::always_inline]] inline uint64_t rank_in_map(const uint64_t* m, uint8_t c) noexcept {
@@ -512,21 +505,21 @@ template <bool Hw>
       // Nodes have about one label each, so the children's labels start near label
       // index gl (the sample's index plus the nodes between).
       const uint64_t gl = (csp - (cs & ~kLoudsSampleMask)) + (cs & kLoudsSampleMask);
-      prefetch_guess(louds_.words(), 8 * (csp >> 6));
-      prefetch_guess(louds_.words(), 8 * (csp >> 6) + 64);
-      prefetch_guess(labels_, gl);
+      detail::prefetch_guess(louds_.words(), 8 * (csp >> 6));
+      detail::prefetch_guess(louds_.words(), 8 * (csp >> 6) + 64);
+      detail::prefetch_guess(labels_, gl);
       if (gl + 1 < nodes_) {
         // A level further, on that guess: the grandchildren are nodes near gl + 1,
         // reached through sample(gl). One level of lead leaves most of a cache miss
         // exposed; two hide it.
         const uint64_t gsp = louds_.sample(gl);
-        prefetch_guess(louds_.words(), 8 * (gsp >> 6));
-        prefetch_guess(labels_, (gsp - (gl & ~kLoudsSampleMask)) + (gl & kLoudsSampleMask));
+        detail::prefetch_guess(louds_.words(), 8 * (gsp >> 6));
+        detail::prefetch_guess(labels_, (gsp - (gl & ~kLoudsSampleMask)) + (gl & kLoudsSampleMask));
         if (d + 4 >= len) {
           // The key is nearly spent: the lookup likely ends at such a node's tail.
           const uint64_t tv = gl + 1, tg = tail_map_.sample(tv) + (((tv & kTailSampleMask) * tail_ratio_) >> 16);
-          prefetch_guess(tail_map_.words(), 8 * (tg >> 6));
-          prefetch_guess(tail_, tg - tv);
+          detail::prefetch_guess(tail_map_.words(), 8 * (tg >> 6));
+          detail::prefetch_guess(tail_, tg - tv);
         }
       }
     }
@@ -551,9 +544,9 @@ template <bool Hw>
       rem = s & kLoudsSampleMask;
     }
     const uint64_t guess = (sp - s) + 2 * rem;
-    prefetch_guess(labels_, guess - 64);
-    prefetch_guess(labels_, guess);
-    prefetch_guess(labels_, guess + 64);
+    detail::prefetch_guess(labels_, guess - 64);
+    detail::prefetch_guess(labels_, guess);
+    detail::prefetch_guess(labels_, guess + 64);
     if (d + 1 == len) __builtin_prefetch(leaf_.words() + (v >> 6));
     st = louds_.select_after<Hw>(sp, rem, after) + 1;
   }
