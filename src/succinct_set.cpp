@@ -88,6 +88,21 @@ int compare_bytes(std::string_view a, std::span<const std::byte> b) noexcept {
   return a.compare(as_chars(b));
 }
 
+// The finer select starts built on load: for i < count, select1(j(i)) minus the
+// position of j(i)'s sample, as 16-bit offsets (0 for a j(i) past the last one); null
+// when one does not fit.
+template <class Bits, class J>
+std::shared_ptr<const std::vector<uint16_t>> select_offsets(const Bits& bits, uint64_t count, J&& j_of) {
+  auto out = std::make_shared<std::vector<uint16_t>>(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t j = j_of(i);
+    const uint64_t off = j < bits.ones() ? bits.select1(j) - bits.sample(j) : 0;
+    if (off > 0xffff) return nullptr;
+    (*out)[i] = static_cast<uint16_t>(off);
+  }
+  return out;
+}
+
 }  // namespace
 
 SuccinctSet::SuccinctSet() : SuccinctSet(build_views({}, {})) {}
@@ -300,39 +315,23 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   // so it fits in any trie load accepts; checked anyway). Counted in size_in_bytes().
   sub = std::min({sub, s.nodes_, kSubNodesMax});
   if (sub > s.top_nodes_) {
-    auto subs = std::make_shared<std::vector<uint16_t>>((sub + 31) >> kSubShift);
-    bool fits = true;
-    for (uint64_t q = 0; q < subs->size(); ++q) {
-      const uint64_t j = q << kSubShift, off = s.louds_.select1(j) - s.louds_.sample(j);
-      fits = fits && off <= 0xffff;
-      (*subs)[q] = static_cast<uint16_t>(off);
-    }
-    if (fits) {
-      s.sub_starts_ = subs->data();
+    s.sub_ = select_offsets(s.louds_, (sub + 31) >> kSubShift, [](uint64_t q) { return q << kSubShift; });
+    if (s.sub_) {
+      s.sub_starts_ = s.sub_->data();
       s.sub_nodes_ = sub;
-      s.payload_bytes_ += 2 * subs->size();
-      s.sub_ = std::move(subs);
+      s.payload_bytes_ += 2 * s.sub_->size();
     }
   }
   // Tail selects start half-way between the tail bitmap's samples where that is
   // nearer: 512 nodes and their tails span ~12 words on word lists, past the six a
   // select counts without a branch. One 16-bit offset per sample (counted in
   // size_in_bytes()); skipped if the tails of 256 nodes pass 64 KiB.
-  {
-    constexpr uint64_t kHalf = uint64_t{1} << (TailBits::kSampleShift - 1);
-    auto mids = std::make_shared<std::vector<uint16_t>>(TailBits::samples(s.nodes_));
-    bool fits = true;
-    for (uint64_t g = 0; g < mids->size(); ++g) {
-      const uint64_t j = (g << TailBits::kSampleShift) + kHalf;
-      const uint64_t off = j < s.nodes_ ? s.tail_map_.select1(j) - s.tail_map_.sample(j) : 0;
-      fits = fits && off <= 0xffff;
-      (*mids)[g] = static_cast<uint16_t>(off);
-    }
-    if (fits) {
-      s.tail_mids_ = mids->data();
-      s.payload_bytes_ += 2 * mids->size();
-      s.tail_mid_ = std::move(mids);
-    }
+  s.tail_mid_ = select_offsets(s.tail_map_, TailBits::samples(s.nodes_), [](uint64_t g) {
+    return (g << TailBits::kSampleShift) + (uint64_t{1} << (TailBits::kSampleShift - 1));
+  });
+  if (s.tail_mid_) {
+    s.tail_mids_ = s.tail_mid_->data();
+    s.payload_bytes_ += 2 * s.tail_mid_->size();
   }
   // The first two levels as 256-bit label maps: the root's, then one per root child
   // (all zero for a childless one). contains() takes the first two bytes of a key in
