@@ -290,11 +290,11 @@ inline void GolombCodedSet::scan_bucket(uint64_t b, F&& f) const noexcept {
 // quotient is not zero; bits 0-6: the value's low 7 bits L_j) and, for a nonzero
 // quotient q, q - 1 ones and a zero read backwards from the bucket's end. The value's
 // high part H_j = v_j >> 7 grows by q_j, plus one when L_j < L_{j-1} (the gap's
-// remainder carried; L_{-1} = 0). Files of layout 1 (gap_bytes_, only while loading)
-// hold the gap's remainder instead. A code is real while its byte and its unary bits do
+// remainder carried; L_{-1} = 0). With GapBytes, the bytes of a file of layout 1 (only
+// while loading): they hold the gap's remainder instead. A code is real while its byte and its unary bits do
 // not overlap. Returns the bits left between the last code's byte and the unary bits
 // read (a well-formed bucket: 0-7, all zero), or 0 when f stopped the scan.
-template <class F>
+template <bool GapBytes, class F>
 inline uint64_t GolombCodedSet::scan_bytes(uint64_t b, F&& f) const noexcept {
   const uint64_t begin = bucket_offset(b), end = bucket_offset(b + 1);
   const std::byte* p = stream_.data() + kGuardBytes;
@@ -320,7 +320,7 @@ inline uint64_t GolombCodedSet::scan_bytes(uint64_t b, F&& f) const noexcept {
     }
     if (8 * (j + 1) + u > bits) return bits - 8 * j - used;
     used = u;
-    if (gap_bytes_) [[unlikely]] {
+    if constexpr (GapBytes) {
       cur += q * 128 + (x & 127);
     } else {
       high += q + ((x & 127u) < low);
@@ -1065,7 +1065,6 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
   if (layout != 0 && !byte_layout_for(s.coding_, s.divisor_, s.m_))
     throw bad("the byte layout needs Rice coding with divisor 128 and M <= 256");
   s.byte_layout_ = layout != 0;
-  s.gap_bytes_ = layout == 1;
   s.buckets_ = (s.range_ - 1) / s.width_ + 1;
   if (s.values_ > s.stream_bits_) throw bad("more values than coded bits");
   // Sizes are checked against the real payload before anything is allocated.
@@ -1100,8 +1099,8 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
   s.rem_bits_ = code.remainder_bits();
   s.cutoff_ = code.cutoff();
   s.prepare_queries();
-  s.validate();
-  if (s.gap_bytes_) s.convert_gap_bytes();
+  s.validate(layout == 1);
+  if (layout == 1) s.convert_gap_bytes();
   return s;
 }
 
@@ -1113,7 +1112,7 @@ void GolombCodedSet::convert_gap_bytes() {
   std::vector<uint64_t> values;
   for (uint64_t b = 0; b < buckets_; ++b) {
     values.clear();
-    scan_bytes(b, [&](uint64_t v) {
+    scan_bytes<true>(b, [&](uint64_t v) {
       values.push_back(v);
       return true;
     });
@@ -1121,13 +1120,13 @@ void GolombCodedSet::convert_gap_bytes() {
     for (size_t j = 0; j < values.size(); ++j)
       q[j] = (q[j] & std::byte{0x80}) | static_cast<std::byte>((values[j] - b * width_) & 127);
   }
-  gap_bytes_ = false;
 }
 
 // A byte-layout bucket: byte-aligned, its codes (scan_bytes) ascending inside the
 // bucket, then fewer than 8 bits left between the bytes and the unary bits, all zero.
 // Returns the number of codes.
-uint64_t GolombCodedSet::validate_bytes(uint64_t b, uint64_t limit, std::span<const std::byte> bytes) const {
+uint64_t GolombCodedSet::validate_bytes(uint64_t b, uint64_t limit, std::span<const std::byte> bytes,
+                                        bool gap_bytes) const {
   auto bad = [&](const std::string& what) {
     return Error(Errc::corrupt, "Golomb-coded set: bucket " + std::to_string(b) + " " + what);
   };
@@ -1135,13 +1134,14 @@ uint64_t GolombCodedSet::validate_bytes(uint64_t b, uint64_t limit, std::span<co
   if (begin % 8 || end % 8) throw bad("is not byte-aligned");
   uint64_t n = 0, prev = 0;
   const char* error = nullptr;
-  const uint64_t left = scan_bytes(b, [&](uint64_t v) {
+  auto check = [&](uint64_t v) {
     if (n > 0 && v == prev) error = "repeats a value";
     else if (v >= limit) error = "has a value beyond its range";
     prev = v;
     ++n;
     return error == nullptr;
-  });
+  };
+  const uint64_t left = gap_bytes ? scan_bytes<true>(b, check) : scan_bytes(b, check);
   if (error) throw bad(error);
   if (left >= 8) throw bad("has a unary code running into its bytes");
   for (uint64_t t = begin + 8 * n; t < begin + 8 * n + left; ++t)
@@ -1152,7 +1152,7 @@ uint64_t GolombCodedSet::validate_bytes(uint64_t b, uint64_t limit, std::span<co
 
 // Every bucket offset in order and inside the stream, every bucket decoding to exactly
 // its bits with ascending values inside the bucket, and the value count right.
-void GolombCodedSet::validate() const {
+void GolombCodedSet::validate(bool gap_bytes) const {
   auto bad = [](const std::string& what) { return Error(Errc::corrupt, "Golomb-coded set: " + what); };
   for (uint64_t j = 0; j < super_.size(); ++j)
     if ((wide_ ? rel32_[j * kSuperblockBuckets] : rel16_[j * kSuperblockBuckets]) != 0)
@@ -1168,7 +1168,7 @@ void GolombCodedSet::validate() const {
     uint64_t cur = b * width_;
     const uint64_t limit = b + 1 == buckets_ ? range_ : (b + 1) * width_;
     if (byte_layout_) {
-      count += validate_bytes(b, limit, bytes);
+      count += validate_bytes(b, limit, bytes, gap_bytes);
       if (count > values_) throw bad("more coded values than announced");
       continue;
     }

@@ -273,15 +273,15 @@ class GolombCodedSet {
   }
   template <class F>
   void scan_bucket(uint64_t b, F&& f) const noexcept;
-  template <class F>
+  template <bool GapBytes = false, class F>
   uint64_t scan_bytes(uint64_t b, F&& f) const noexcept;
   void build_index(const std::vector<uint64_t>& bucket_offsets);
   void set_stream(std::span<const std::byte> bytes);
   void prepare_queries();  // the derived query constants below
   void choose_query() noexcept;
-  void validate() const;
-  void convert_gap_bytes();  // layout 1 -> 2 (load)
-  uint64_t validate_bytes(uint64_t b, uint64_t limit, std::span<const std::byte> bytes) const;
+  void validate(bool gap_bytes = false) const;  // gap_bytes: a file of layout 1
+  void convert_gap_bytes();                      // layout 1 -> 2 (load)
+  uint64_t validate_bytes(uint64_t b, uint64_t limit, std::span<const std::byte> bytes, bool gap_bytes) const;
   struct Kernel;  // the Rice group-skipping search (src/golomb_coded_set.cpp)
   friend struct Kernel;
 
@@ -291,7 +291,6 @@ class GolombCodedSet {
   Coding coding_ = Coding::rice;
   bool wide_ = false;
   bool byte_layout_ = false;  // Rice, divisor 128, M <= 256: a byte per code (see above)
-  bool gap_bytes_ = false;    // while loading a file of layout 1: bytes hold gap remainders
   unsigned rem_bits_ = 0;  // c
   uint64_t cutoff_ = 0;    // u
   // 16 zero guard bytes, the stream, 16 zero guard bytes; huge pages when large.
