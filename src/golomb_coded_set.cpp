@@ -698,19 +698,19 @@ struct GolombCodedSet::Kernel {
       // Code 0 never wraps (L_{-1} = 0): the byte before it is another bucket's.
       w0 += static_cast<uint32_t>(std::popcount(wraps32(q + 32 * c, low7) & keep & (c == 0 ? ~1u : ~0u)));
     }
-    // The 48 codes: candidates (L_j = L), flags and wraps, as 48-bit masks.
+    // The 48 codes: candidates (L_j = L), flags and wraps, as 48-bit masks joined from
+    // two 32-byte loads (the second covers codes 16..47; its low 16 bits repeat the first's).
     const uint8_t* x = q + len;
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16));  // codes 16..47
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16));
     const __m256i lv = _mm256_set1_epi8(static_cast<char>(L));
-    const uint64_t hi_half = ~uint64_t{0} << 32;
-    uint64_t cand = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(a, low7), lv))) |
-                    (static_cast<uint64_t>(static_cast<uint32_t>(
-                         _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(b, low7), lv))))
-                     << 16 & hi_half);
-    const uint64_t flags = static_cast<uint32_t>(_mm256_movemask_epi8(a)) |
-                           (static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(b))) << 16 & hi_half);
-    const uint64_t wraps = (static_cast<uint64_t>(wraps32(x, low7)) | (static_cast<uint64_t>(wraps32(x + 16, low7)) << 16 & hi_half)) &
+    auto join = [](int lo, int hi) {
+      return static_cast<uint32_t>(lo) | (static_cast<uint64_t>(static_cast<uint32_t>(hi)) << 16 & ~uint64_t{0} << 32);
+    };
+    uint64_t cand = join(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(a, low7), lv)),
+                         _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(b, low7), lv)));
+    const uint64_t flags = join(_mm256_movemask_epi8(a), _mm256_movemask_epi8(b));
+    const uint64_t wraps = join(static_cast<int>(wraps32(x, low7)), static_cast<int>(wraps32(x + 16, low7))) &
                            (len == 0 ? ~uint64_t{1} : ~uint64_t{0});
     // (Both ends computed without a branch on k0: which blocks start at 0 is random.)
     const bool start_below = (k0 == 0) | below(u, f0, w0, x[-1] & 127u, H, L);
