@@ -746,15 +746,13 @@ struct GolombCodedSet::Kernel {
     }
   }
 
-  AMQ_GCS_AVX2 static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept {
-    const uint64_t b = s.bucket_of(v), t = v - b * s.width_;
+  // Whether bucket b, whose bits [begin, end) the caller read from the index, holds t.
+  [[gnu::always_inline]] AMQ_GCS_AVX2 static inline bool bytes_hold(const GolombCodedSet& s, uint64_t b, uint64_t begin,
+                                                                    uint64_t end, uint64_t t) noexcept {
     const std::byte* p = s.stream_.data() + kGuardBytes;
-    // Ask for the lines where the bucket probably lies while its index entry is read.
-    const uint64_t guess = (s.super_[b / kSuperblockBuckets] + (b % kSuperblockBuckets) * s.mean_bucket_bits_) / 8;
-    for (uint64_t line : {guess - 64, guess, guess + 64, guess + 128}) detail::prefetch_guess(p, line);
-    const uint64_t begin = s.bucket_offset(b), end = s.bucket_offset(b + 1), bits = end - begin;
+    const uint64_t bits = end - begin;
     if (bits > 8 * 256) [[unlikely]]
-      return contains_scan(s, v);
+      return contains_scan(s, b * s.width_ + t);
     Unary u;
     u.before[0] = 0;
     for (unsigned w = 0; w < 4; ++w) {
@@ -772,9 +770,25 @@ struct GolombCodedSet::Kernel {
       return r == kFound;
     return move_window(q, bits, u, k0, H, L, r);
   }
+  AMQ_GCS_AVX2 static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept {
+    const uint64_t b = s.bucket_of(v);
+    // Ask for the lines where the bucket probably lies while its index entry is read.
+    const uint64_t guess = (s.super_[b / kSuperblockBuckets] + (b % kSuperblockBuckets) * s.mean_bucket_bits_) / 8;
+    for (uint64_t line : {guess - 64, guess, guess + 64, guess + 128})
+      detail::prefetch_guess(s.stream_.data() + kGuardBytes, line);
+    return bytes_hold(s, b, s.bucket_offset(b), s.bucket_offset(b + 1), v - b * s.width_);
+  }
+  // For batches, which read the index entries and prefetched the buckets themselves.
+  AMQ_GCS_AVX2 static bool contains_bytes_at(const GolombCodedSet& s, uint64_t b, uint64_t begin, uint64_t end,
+                                             uint64_t t) noexcept {
+    return bytes_hold(s, b, begin, end, t);
+  }
 #undef AMQ_GCS_AVX2
 #else
   static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept { return contains_scan(s, v); }
+  static bool contains_bytes_at(const GolombCodedSet& s, uint64_t b, uint64_t, uint64_t, uint64_t t) noexcept {
+    return contains_scan(s, b * s.width_ + t);
+  }
 #endif
 
   // Answers a batch in the caller's order, software-pipelined: the index entries of a
@@ -812,7 +826,12 @@ struct GolombCodedSet::Kernel {
         if (i < m) found += out[base + i] = seek<C, Bmi2>(s, at[i], target[i]);
         continue;
       }
-      // Golomb coding or the byte layout: the set's single query.
+      if (s.query_ == &contains_bytes) {  // the byte layout's kernel, on the offsets read above
+        for (size_t i = 0; i < m; ++i)
+          found += out[base + i] = contains_bytes_at(s, bucket[i], at[i].rpos, at[i].upos, target[i]);
+        continue;
+      }
+      // Golomb coding, or the byte layout without AVX2: code by code.
       for (size_t i = 0; i < m; ++i) found += out[base + i] = s.query_(s, bucket[i] * s.width_ + target[i]);
     }
     return found;
