@@ -562,7 +562,7 @@ bool SuccinctSet::contains_popcnt(const uint8_t* p, size_t len) const noexcept {
 bool SuccinctSet::contains_sw(const uint8_t* p, size_t len) const noexcept { return contains_t<false>(p, len); }
 
 bool SuccinctSet::contains(KeyView key) const noexcept {
-  static const bool hw = detail::cpu_has_fast_select();
+  static const bool hw = detail::cpu_has_fast_pdep();
   if (n_ == 0) return false;
   const Bytes b = key.bytes();
   const uint8_t* p = reinterpret_cast<const uint8_t*>(b.data());

@@ -113,7 +113,7 @@ void check_select_bits(const std::vector<bool>& bits) {
   ASSERT_EQ(dir.size(), S::directory_words(ones.size()));
   const S s(bv.words(), bv.size(), dir);
   ASSERT_EQ(s.ones(), ones.size());
-  const bool hw = detail::cpu_has_fast_select();
+  const bool hw = detail::cpu_has_fast_pdep();
   for (uint64_t j = 0; j < ones.size(); ++j) {
     ASSERT_EQ(s.template select1<false>(j), ones[j]) << "j=" << j;
     ASSERT_EQ(s.template select1_wide<false>(j), ones[j]) << "j=" << j;
@@ -176,7 +176,7 @@ TEST(RankSelect, SelectInWord) {
     for (int i = 0; i < 64; ++i)
       if ((x >> i) & 1) {
         ASSERT_EQ(detail::select_in_word(x, r), i);
-        if (detail::cpu_has_fast_select()) {
+        if (detail::cpu_has_fast_pdep()) {
           ASSERT_EQ(detail::select_in_word<true>(x, r), i);
         }
         ++r;

@@ -41,7 +41,7 @@ namespace amq::detail {
 
 // The "Hw" template parameters below mean: the popcnt and BMI2 instructions may be used
 // (by default only when the whole build targets them; the succinct set dispatches at
-// run time on cpu_has_fast_select()).
+// run time on cpu_has_fast_pdep(), amq/detail/cpu.hpp).
 #if defined(__POPCNT__) && defined(__BMI2__)
 inline constexpr bool kHwPopcount = true;
 #else
@@ -174,10 +174,6 @@ template <bool Hw = false>
   }
   return (w << 6) + static_cast<uint64_t>(select_in_word<Hw>(x, static_cast<int>(rem)));
 }
-
-// True if this CPU runs the Hw paths well: popcnt and BMI2, and pdep is not the slow
-// microcoded one of AMD Zen 1 and 2. Checked once.
-inline bool cpu_has_fast_select() noexcept { return cpu_has_fast_pdep(); }
 
 class BitVector {
  public:
