@@ -53,7 +53,7 @@ uint64_t width_for(uint64_t m, uint64_t range, GolombCodedSet::Coding coding) {
 }
 
 // The byte layout: Rice with a 7-bit remainder, and buckets no wider than 128 · 256
-// (so a real code's quotient sum stays below 256 and its values fit 16-bit lanes).
+// (so a real code's quotient sum stays below 256: four unary words answer a query).
 bool byte_layout_for(GolombCodedSet::Coding coding, uint64_t divisor, uint64_t m) {
   return coding == GolombCodedSet::Coding::rice && divisor == 128 && m <= 256;
 }
@@ -1018,7 +1018,7 @@ bool GolombCodedSet::operator==(const GolombCodedSet& o) const noexcept {
 // ---- the amq container -------------------------------------------------------------
 //
 // params: u32 hasher id, u8 coding, u8 offset width (16/32), u16 layout (0: split,
-//         1: bytes; files before the byte layout have 0), u64 seed,
+//         2: value bytes; 1: gap bytes, still read), u64 seed,
 //         u64 keys, u64 values, u64 M, u64 range, u64 divisor, u64 bucket width,
 //         u64 stream bits
 // payload: stream (ceil(bits/8) bytes, zero-padded to 8), u64 superblock offsets

@@ -293,7 +293,7 @@ class GolombCodedSet {
   bool byte_layout_ = false;  // Rice, divisor 128, M <= 256: a byte per code (see above)
   unsigned rem_bits_ = 0;  // c
   uint64_t cutoff_ = 0;    // u
-  // 16 zero guard bytes, the stream, 16 zero guard bytes; huge pages when large.
+  // 32 zero guard bytes, the stream, 288 zero guard bytes; huge pages when large.
   std::vector<std::byte, detail::HugePageAllocator<std::byte>> stream_;
   std::vector<uint64_t> super_;    // bit offset of every 32nd bucket
   std::vector<uint16_t> rel16_;    // bucket offset - its superblock's (buckets + 1 entries)
