@@ -11,6 +11,7 @@
 #include "amq/any_set.hpp"
 #include "amq/detail/byte_io.hpp"
 #include "amq/error.hpp"
+#include "amq/file_io.hpp"
 #include "amq/format.hpp"
 #include "test_util.hpp"
 
@@ -348,17 +349,6 @@ std::vector<std::byte> file_params(std::span<const std::byte> file) {
   return {c.params.begin(), c.params.end()};
 }
 
-std::vector<std::byte> read_data_file(const std::string& name) {
-  const std::string path = std::string(AMQ_SOURCE_DIR) + "/tests/data/" + name;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw std::runtime_error("cannot open " + path);
-  std::vector<std::byte> out;
-  std::byte buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.insert(out.end(), buf, buf + n);
-  std::fclose(f);
-  return out;
-}
-
 // Files written by earlier versions still load and answer the same: tests/data holds
 // the keys key-0 .. key-2999 at 1/256 written by `amq build -t gcs` of commit 67d4180
 // (layout 0: split buckets) and of 7e6c034 (layout 1: a byte per code holding its gap's
@@ -372,7 +362,7 @@ TEST(GolombCodedSet, LoadsFilesOfEarlierLayouts) {
   const auto absent = absent_keys(20000, 5, keys);
   for (const char* name : {"gcs_layout0_3000.amq", "gcs_layout1_3000.amq"}) {
     SCOPED_TRACE(name);
-    const auto file = read_data_file(name);
+    const auto file = read_file(std::string(AMQ_SOURCE_DIR) + "/tests/data/" + name);
     const uint8_t layout = static_cast<uint8_t>(file_params(file)[6]);
     EXPECT_EQ(layout, name[10] - '0');
     const auto old = GolombCodedSet::load(file);
