@@ -647,6 +647,15 @@ struct GolombCodedSet::Kernel {
   struct Unary {
     uint64_t zeros[5];  // the first 256 bits read back from the bucket's end; zeros as ones
     uint32_t before[5];  // zeros in the words before each
+    // From the bucket's end (a byte address).
+    [[gnu::always_inline]] explicit Unary(const std::byte* end) noexcept {
+      before[0] = 0;
+      for (unsigned w = 0; w < 4; ++w) {
+        zeros[w] = ~detail::load_be64(end - 8 - 8 * w);
+        before[w + 1] = before[w] + static_cast<uint32_t>(std::popcount(zeros[w]));
+      }
+      zeros[4] = 0;
+    }
     // Zeros among the first h unary bits (h <= 256).
     [[gnu::always_inline]] uint32_t rank0(uint64_t h) const noexcept {
       return before[h >> 6] + static_cast<uint32_t>(std::popcount(zeros[h >> 6] & ((uint64_t{1} << (h & 63)) - 1)));
@@ -732,8 +741,13 @@ struct GolombCodedSet::Kernel {
   }
 
   // The rare case: a block of 48 codes at a time the `way` the first window said.
-  [[gnu::noinline]] AMQ_GCS_AVX2 static bool move_window(const uint8_t* q, uint64_t bits, const Unary& u, unsigned k0,
-                                                         uint32_t H, uint32_t L, Window way) noexcept {
+  // It reads the unary words again from the bucket's end rather than take the caller's:
+  // with five arguments, not seven, none goes on the stack, and the caller's frame
+  // set-up is ~7 instructions shorter a query (callgrind).
+  [[gnu::noinline]] AMQ_GCS_AVX2 static bool move_window(const uint8_t* q, uint64_t bits, unsigned k0, uint32_t t,
+                                                         Window way) noexcept {
+    const Unary u(reinterpret_cast<const std::byte*>(q) + bits / 8);
+    const uint32_t H = t >> 7, L = t & 127;
     for (;;) {
       if (way == kEarlier) {
         k0 = k0 >= 3 ? k0 - 3 : 0;
@@ -753,13 +767,7 @@ struct GolombCodedSet::Kernel {
     const uint64_t bits = end - begin;
     if (bits > 8 * 256) [[unlikely]]
       return contains_scan(s, b * s.width_ + t);
-    Unary u;
-    u.before[0] = 0;
-    for (unsigned w = 0; w < 4; ++w) {
-      u.zeros[w] = ~detail::load_be64(p + end / 8 - 8 - 8 * w);
-      u.before[w + 1] = u.before[w] + static_cast<uint32_t>(std::popcount(u.zeros[w]));
-    }
-    u.zeros[4] = 0;
+    const Unary u(p + end / 8);
     const uint8_t* q = reinterpret_cast<const uint8_t*>(p + begin / 8);
     const uint32_t H = static_cast<uint32_t>(t >> 7), L = static_cast<uint32_t>(t & 127);
     // The block of the ~t/M-th code, and one block back.
@@ -768,7 +776,7 @@ struct GolombCodedSet::Kernel {
     const Window r = window<3>(q, bits, u, k0, H, L);
     if (r < kEarlier) [[likely]]
       return r == kFound;
-    return move_window(q, bits, u, k0, H, L, r);
+    return move_window(q, bits, k0, static_cast<uint32_t>(t), r);
   }
   AMQ_GCS_AVX2 static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept {
     const uint64_t b = s.bucket_of(v);
