@@ -349,6 +349,7 @@ void GolombCodedSet::prepare_queries() {
   block_inverse_ = static_cast<uint32_t>((uint64_t{1} << 32) / (16 * m_));
   mean_bucket_bits_ = stream_bits_ / buckets_;
   bmi2_ = detail::cpu_has_fast_pdep();
+  simd_ = byte_layout_ && detail::cpu_has_avx2();
   choose_query();
 }
 
@@ -356,6 +357,12 @@ bool GolombCodedSet::use_bmi2(bool enable) noexcept {
   bmi2_ = enable && detail::cpu_has_fast_pdep();
   choose_query();
   return bmi2_;
+}
+
+bool GolombCodedSet::use_simd(bool enable) noexcept {
+  simd_ = enable && byte_layout_ && detail::cpu_has_avx2();
+  choose_query();
+  return simd_;
 }
 
 struct GolombCodedSet::Kernel {
@@ -938,7 +945,7 @@ struct GolombCodedSet::Kernel {
 
 void GolombCodedSet::choose_query() noexcept {
   if (byte_layout_) {
-    query_ = detail::cpu_has_avx2() ? &Kernel::contains_bytes : &Kernel::contains_scan;
+    query_ = simd_ ? &Kernel::contains_bytes : &Kernel::contains_scan;
     return;
   }
   if (group_ == 0) {

@@ -10,6 +10,7 @@
 
 #include "amq/any_set.hpp"
 #include "amq/detail/byte_io.hpp"
+#include "amq/detail/cpu.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
 #include "amq/format.hpp"
@@ -128,8 +129,9 @@ GolombCodedSet set_of_values(const std::vector<uint64_t>& values, double fpp, Go
 }
 
 // Every query path against the model: contains_value on every coded value, its
-// neighbours and random values, with the BMI2 select and the portable one, and
-// contains_many_hashes in a sparse (in order, prefetched) and a dense (sorted) batch.
+// neighbours and random values, with the BMI2 select and the portable one (the byte
+// layout: the AVX2 kernel and the code-by-code scan), and contains_many_hashes in a
+// sparse (in order, prefetched) and a dense (sorted) batch.
 void expect_matches_model(GolombCodedSet& s, const std::vector<uint64_t>& model, uint64_t seed) {
   ASSERT_EQ(s.decode_all(), model);
   std::mt19937_64 rng(seed);
@@ -145,8 +147,9 @@ void expect_matches_model(GolombCodedSet& s, const std::vector<uint64_t>& model,
   probes.push_back(s.range());
   for (bool bmi2 : {true, false}) {
     s.use_bmi2(bmi2);
+    s.use_simd(bmi2);
     for (uint64_t v : probes)
-      ASSERT_EQ(s.contains_value(v), std::binary_search(model.begin(), model.end(), v)) << v << " bmi2 " << bmi2;
+      ASSERT_EQ(s.contains_value(v), std::binary_search(model.begin(), model.end(), v)) << v << " bmi2/simd " << bmi2;
     for (uint64_t v : model) ASSERT_TRUE(s.contains_value(v)) << v;
     // Hashes of the probes in batches (answered in order, or sorted when dense).
     std::vector<uint64_t> hashes;
@@ -181,6 +184,7 @@ void expect_matches_model(GolombCodedSet& s, const std::vector<uint64_t>& model,
     ASSERT_EQ(found, expect_found);
   }
   s.use_bmi2(true);
+  s.use_simd(true);
 }
 
 TEST(GolombCodedSet, RiceQueriesAtEveryRemainderWidth) {
@@ -275,6 +279,27 @@ TEST(GolombCodedSet, RiceEntryNearTheTargetOnUnevenBuckets) {
     const auto t = GolombCodedSet::load(s.serialize());
     EXPECT_EQ(t.byte_layout(), s.byte_layout());
     EXPECT_EQ(t.decode_all(), w);
+  }
+}
+
+TEST(GolombCodedSet, SimdKernelOnlyForTheByteLayout) {
+  const auto keys = test::random_keys(20000, 21);
+  // Rice with divisor 128 at M = 256: the byte layout, searched with AVX2 when the CPU has it.
+  auto s = GolombCodedSet::build(keys, {.fpp = 1.0 / 256, .coding = GolombCodedSet::Coding::rice, .seed = 5});
+  EXPECT_EQ(s.uses_simd(), detail::cpu_has_avx2());
+  const auto probes = test::random_keys(20000, 22);
+  std::vector<bool> fast;
+  for (const auto& k : probes) fast.push_back(s.contains(k));
+  EXPECT_FALSE(s.use_simd(false));
+  EXPECT_FALSE(s.uses_simd());
+  for (size_t i = 0; i < probes.size(); ++i) ASSERT_EQ(s.contains(probes[i]), fast[i]) << i;
+  for (const auto& k : keys) ASSERT_TRUE(s.contains(k));
+  EXPECT_EQ(s.use_simd(true), detail::cpu_has_avx2());
+  // Other layouts have no such kernel.
+  for (auto coding : {GolombCodedSet::Coding::rice, GolombCodedSet::Coding::golomb}) {
+    auto t = GolombCodedSet::build(keys, {.fpp = 1.0 / 1000, .coding = coding, .seed = 5});
+    EXPECT_FALSE(t.uses_simd());
+    EXPECT_FALSE(t.use_simd(true));
   }
 }
 

@@ -241,9 +241,14 @@ class GolombCodedSet {
   // Rice-coded sets in the split layout find the 8th unary code of a group with BMI2's
   // pdep when `enable` and the CPU has a fast one (the default; not AMD family 17h,
   // whose pdep is microcoded); returns whether it is now used. Both paths give the same
-  // answers. Sets in the byte layout use AVX2 whenever the CPU has it, whatever this says.
+  // answers. Sets in the byte layout do not use it: see use_simd.
   bool use_bmi2(bool enable) noexcept;
   bool uses_bmi2() const noexcept { return bmi2_; }
+  // Sets in the byte layout search a bucket with AVX2 when `enable` (the default) and
+  // the CPU has it, else code by code; returns whether AVX2 is now used. Both paths give
+  // the same answers (the tests and the fuzz target compare them).
+  bool use_simd(bool enable) noexcept;
+  bool uses_simd() const noexcept { return simd_; }
 
   // The amq container (Kind::gcs); load() checks every bucket decodes exactly.
   std::vector<std::byte> serialize() const;
@@ -305,6 +310,7 @@ class GolombCodedSet {
   uint32_t block_inverse_ = 0;  // 2^32 / (16·M): t -> the 16-code block expected to hold t
   uint64_t mean_bucket_bits_ = 0;  // stream bits / buckets: where a bucket probably starts
   bool bmi2_ = false;  // the pdep select is used
+  bool simd_ = false;  // the byte layout's AVX2 kernel is used
   // The single-query kernel for this coding, width and select: one call, no dispatch.
   using QueryFn = bool (*)(const GolombCodedSet&, uint64_t) noexcept;
   QueryFn query_ = nullptr;
