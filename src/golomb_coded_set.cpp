@@ -632,8 +632,7 @@ struct GolombCodedSet::Kernel {
     return found;
   }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-  // ---- byte-layout queries (Rice, c = 7): AVX2 ------------------------------------------
+  // ---- byte-layout queries (Rice, c = 7) ------------------------------------------------
   //
   // Code j's byte holds its value's low 7 bits L_j and a flag (its quotient q_j is not
   // zero). Its value is v_j = 128·H_j + L_j with H_j = Q_j + W_j: Q_j sums the quotients
@@ -642,15 +641,12 @@ struct GolombCodedSet::Kernel {
   // 0..j). A value below the bucket's width has Q < 256: the first 256 unary bits (four
   // words) answer every question about real codes, by rank alone. So code j holds the
   // target t = 128·H + L when L_j = L and the F_j-th zero ends at H - W_j: candidates are
-  // one byte compare, 32 codes at once. A query looks at 48 codes around the ~t/M-th (one
-  // block of 16 before the block it is expected in, two from it): it counts the flags and
-  // wraps of the bytes before them, checks with one rank at each end that the target
-  // lies among them, and checks each candidate with one more. Targets outside the 48
-  // codes (~2%) move 48 codes at a time; buckets over 256 bytes, far denser than ~128
-  // codes, are scanned.
-  // Every helper of the kernel carries its target too: without -march, an inlined helper
-  // without it could not use the AVX2 intrinsics.
-#define AMQ_GCS_AVX2 __attribute__((target("avx2,popcnt")))
+  // one byte compare, 32 codes at once with AVX2 and 8 (a 64-bit word) without. A query
+  // looks at 48 codes around the ~t/M-th (one block of 16 before the block it is expected
+  // in, two from it): it counts the flags and wraps of the bytes before them, checks with
+  // one rank at each end that the target lies among them, and checks each candidate with
+  // one more. Targets outside the 48 codes (~2%) move 48 codes at a time; buckets over
+  // 256 bytes, far denser than ~128 codes, are scanned.
   struct Unary {
     uint64_t zeros[5];  // the first 256 bits read back from the bucket's end; zeros as ones
     uint32_t before[5];  // zeros in the words before each
@@ -681,13 +677,137 @@ struct GolombCodedSet::Kernel {
     const int32_t h = static_cast<int32_t>(H) - static_cast<int32_t>(w) - static_cast<int32_t>(l >= L);
     return h >= 0 && u.rank0(static_cast<uint64_t>(h)) >= f;
   }
+  enum Window { kAbsent = 0, kFound = 1, kEarlier = 2, kLater = 3 };
+  // What a search knows of codes 16·k0 .. 16·k0 + 47 (its window): the flags and wraps
+  // of the codes before them, and as 48-bit masks their candidates (L_j = L), flags and
+  // wraps.
+  struct Masks {
+    uint32_t f0, w0;
+    uint64_t cand, flags, wraps;
+  };
+  // Searches the window of the bucket at q (bits bits long) for t = 128·H + L.
+  [[gnu::always_inline]] static inline Window judge(const uint8_t* q, uint64_t bits, const Unary& u, unsigned k0,
+                                                    uint32_t H, uint32_t L, Masks m) noexcept {
+    const unsigned len = 16 * k0;
+    const uint8_t* x = q + len;
+    // (Both ends computed without a branch on k0: which blocks start at 0 is random.)
+    const bool start_below = (k0 == 0) | below(u, m.f0, m.w0, x[-1] & 127u, H, L);
+    if (!start_below) return kEarlier;
+    if (below(u, m.f0 + static_cast<uint32_t>(std::popcount(m.flags)),
+              m.w0 + static_cast<uint32_t>(std::popcount(m.wraps)), x[47] & 127u, H, L))
+      return kLater;
+    for (uint64_t cand = m.cand; cand;) {
+      const unsigned i = static_cast<unsigned>(std::countr_zero(cand));
+      cand &= cand - 1;
+      const uint64_t upto = (uint64_t{2} << i) - 1;
+      const uint32_t fi = m.f0 + static_cast<uint32_t>(std::popcount(m.flags & upto));
+      const int32_t h = static_cast<int32_t>(H - m.w0) - static_cast<int32_t>(std::popcount(m.wraps & upto));
+      // Code j is real when its byte and its h unary bits do not overlap.
+      if (h >= 0 && u.quotients_end_at(static_cast<uint64_t>(h), fi) && 8 * (len + i + 1) + static_cast<uint64_t>(h) <= bits)
+        return kFound;
+    }
+    return kAbsent;
+  }
+  // The window after the one that said `way`, 48 codes on (k0 in blocks of 16); false
+  // past the bucket's bytes.
+  [[gnu::always_inline]] static bool next_window(unsigned& k0, uint64_t bits, Window way) noexcept {
+    if (way == kEarlier) {
+      k0 = k0 >= 3 ? k0 - 3 : 0;
+      return true;
+    }
+    k0 += 3;
+    return 16 * k0 < bits / 8;
+  }
+  // The first window: the block of the ~t/M-th code, and one block back.
+  [[gnu::always_inline]] static unsigned first_window(const GolombCodedSet& s, uint64_t t) noexcept {
+    const unsigned expected = static_cast<unsigned>((t * s.block_inverse_) >> 32);
+    return expected - (expected > 0);
+  }
+  // Asks for the lines where bucket b probably lies (its superblock's offset plus the
+  // mean bucket size times its place) while its index entry is read.
+  [[gnu::always_inline]] static void prefetch_bucket(const GolombCodedSet& s, uint64_t b) noexcept {
+    const uint64_t guess = (s.super_[b / kSuperblockBuckets] + (b % kSuperblockBuckets) * s.mean_bucket_bits_) / 8;
+    for (uint64_t line : {guess - 64, guess, guess + 64, guess + 128})
+      detail::prefetch_guess(s.stream_.data() + kGuardBytes, line);
+  }
+
+  // The masks 8 bytes at a time in 64-bit words (SWAR): CPUs without AVX2 and other
+  // architectures. With 7-bit lanes nothing carries across bytes: low7 + 0x7f sets the
+  // high bit exactly when low7 != 0, and (0x80 | a) - b keeps it exactly when a >= b.
+  static constexpr uint64_t kHighBits = 0x8080808080808080, kLow7Bits = 0x7f7f7f7f7f7f7f7f;
+  // Byte i's high bit as bit i.
+  [[gnu::always_inline]] static uint32_t gather_high(uint64_t v) noexcept {
+    return static_cast<uint32_t>(((v & kHighBits) * 0x0002040810204081) >> 56);
+  }
+  struct SwarWord {
+    uint64_t flags, wraps, low;  // as high bits of bytes; the low 7 bits of each byte
+  };
+  [[gnu::always_inline]] static SwarWord swar_word(const uint8_t* at) noexcept {
+    const uint64_t w = detail::load_le64(reinterpret_cast<const std::byte*>(at));
+    const uint64_t low = w & kLow7Bits, prev = detail::load_le64(reinterpret_cast<const std::byte*>(at - 1)) & kLow7Bits;
+    return {w & kHighBits, ~((low | kHighBits) - prev) & kHighBits, low};
+  }
+  [[gnu::always_inline]] static Masks masks_swar(const uint8_t* q, unsigned k0, uint32_t L) noexcept {
+    const unsigned len = 16 * k0;
+    uint32_t f0 = 0, w0 = 0;
+    for (unsigned i = 0; i < len; i += 8) {
+      const SwarWord sw = swar_word(q + i);
+      f0 += static_cast<uint32_t>(std::popcount(sw.flags));
+      // Code 0 never wraps (L_{-1} = 0): the byte before it is another bucket's.
+      w0 += static_cast<uint32_t>(std::popcount(sw.wraps & (i == 0 ? ~uint64_t{0x80} : ~uint64_t{0})));
+    }
+    Masks m{f0, w0, 0, 0, 0};
+    const uint64_t lv = uint64_t{L} * 0x0101010101010101;
+    for (unsigned i = 0; i < 6; ++i) {
+      const SwarWord sw = swar_word(q + len + 8 * i);
+      m.cand |= uint64_t{gather_high(~((sw.low ^ lv) + kLow7Bits))} << (8 * i);
+      m.flags |= uint64_t{gather_high(sw.flags)} << (8 * i);
+      m.wraps |= uint64_t{gather_high(sw.wraps)} << (8 * i);
+    }
+    if (len == 0) m.wraps &= ~uint64_t{1};
+    return m;
+  }
+  [[gnu::noinline]] static bool move_window_swar(const uint8_t* q, uint64_t bits, unsigned k0, uint32_t t,
+                                                 Window way) noexcept {
+    const Unary u(reinterpret_cast<const std::byte*>(q) + bits / 8);
+    const uint32_t H = t >> 7, L = t & 127;
+    while (next_window(k0, bits, way)) {
+      way = judge(q, bits, u, k0, H, L, masks_swar(q, k0, L));
+      if (way < kEarlier) return way == kFound;
+    }
+    return false;
+  }
+  [[gnu::always_inline]] static inline bool bytes_hold_swar(const GolombCodedSet& s, uint64_t b, uint64_t begin,
+                                                            uint64_t end, uint64_t t) noexcept {
+    const std::byte* p = s.stream_.data() + kGuardBytes;
+    const uint64_t bits = end - begin;
+    if (bits > 8 * 256) [[unlikely]]
+      return contains_scan(s, b * s.width_ + t);
+    const Unary u(p + end / 8);
+    const uint8_t* q = reinterpret_cast<const uint8_t*>(p + begin / 8);
+    const uint32_t H = static_cast<uint32_t>(t >> 7), L = static_cast<uint32_t>(t & 127);
+    const unsigned k0 = first_window(s, t);
+    const Window r = judge(q, bits, u, k0, H, L, masks_swar(q, k0, L));
+    if (r < kEarlier) [[likely]]
+      return r == kFound;
+    return move_window_swar(q, bits, k0, static_cast<uint32_t>(t), r);
+  }
+  static bool contains_bytes_swar(const GolombCodedSet& s, uint64_t v) noexcept {
+    const uint64_t b = s.bucket_of(v);
+    prefetch_bucket(s, b);
+    return bytes_hold_swar(s, b, s.bucket_offset(b), s.bucket_offset(b + 1), v - b * s.width_);
+  }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+  // The masks with AVX2. Every function of this kernel carries the target: without
+  // -march, an inlined helper without it could not use the AVX2 intrinsics.
+#define AMQ_GCS_AVX2 __attribute__((target("avx2,popcnt")))
   // Bit i set when byte i's low 7 bits are below byte i - 1's (a wrap).
   [[gnu::always_inline]] AMQ_GCS_AVX2 static inline uint32_t wraps32(const uint8_t* at, __m256i low7) noexcept {
     const __m256i x = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)), low7);
     const __m256i prev = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at - 1)), low7);
     return static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpgt_epi8(prev, x)));
   }
-  enum Window { kAbsent = 0, kFound = 1, kEarlier = 2, kLater = 3 };
   // kBefore[k][c]: the bits of 32-byte chunk c that lie before code 16·k.
   static constexpr auto kBefore = [] {
     std::array<std::array<uint32_t, 8>, 16> m{};
@@ -698,11 +818,9 @@ struct GolombCodedSet::Kernel {
       }
     return m;
   }();
-  // Searches codes 16·k0 .. 16·k0 + 47 of the bucket at q (bits bits long) for
-  // t = 128·H + L; Chunks 32-byte chunks cover the bytes before them.
+  // Chunks 32-byte chunks cover the bytes before the window.
   template <int Chunks>
-  [[gnu::always_inline]] AMQ_GCS_AVX2 static inline Window window(const uint8_t* q, uint64_t bits, const Unary& u,
-                                                                  unsigned k0, uint32_t H, uint32_t L) noexcept {
+  [[gnu::always_inline]] AMQ_GCS_AVX2 static inline Masks masks_avx2(const uint8_t* q, unsigned k0, uint32_t L) noexcept {
     const unsigned len = 16 * k0;
     const __m256i low7 = _mm256_set1_epi8(0x7f);
     uint32_t f0 = 0, w0 = 0;  // flags and wraps of codes 0 .. len - 1
@@ -714,8 +832,8 @@ struct GolombCodedSet::Kernel {
       // Code 0 never wraps (L_{-1} = 0): the byte before it is another bucket's.
       w0 += static_cast<uint32_t>(std::popcount(wraps32(q + 32 * c, low7) & keep & (c == 0 ? ~1u : ~0u)));
     }
-    // The 48 codes: candidates (L_j = L), flags and wraps, as 48-bit masks joined from
-    // two 32-byte loads (the second covers codes 16..47; its low 16 bits repeat the first's).
+    // The 48 codes' masks, joined from two 32-byte loads (the second covers codes
+    // 16..47; its low 16 bits repeat the first's).
     const uint8_t* x = q + len;
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16));
@@ -723,50 +841,27 @@ struct GolombCodedSet::Kernel {
     auto join = [](int lo, int hi) {
       return static_cast<uint32_t>(lo) | (static_cast<uint64_t>(static_cast<uint32_t>(hi)) << 16 & ~uint64_t{0} << 32);
     };
-    uint64_t cand = join(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(a, low7), lv)),
-                         _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(b, low7), lv)));
-    const uint64_t flags = join(_mm256_movemask_epi8(a), _mm256_movemask_epi8(b));
-    const uint64_t wraps = join(static_cast<int>(wraps32(x, low7)), static_cast<int>(wraps32(x + 16, low7))) &
-                           (len == 0 ? ~uint64_t{1} : ~uint64_t{0});
-    // (Both ends computed without a branch on k0: which blocks start at 0 is random.)
-    const bool start_below = (k0 == 0) | below(u, f0, w0, x[-1] & 127u, H, L);
-    if (!start_below) return kEarlier;
-    if (below(u, f0 + static_cast<uint32_t>(std::popcount(flags)), w0 + static_cast<uint32_t>(std::popcount(wraps)),
-              x[47] & 127u, H, L))
-      return kLater;
-    while (cand) {
-      const unsigned i = static_cast<unsigned>(std::countr_zero(cand));
-      cand &= cand - 1;
-      const uint64_t upto = (uint64_t{2} << i) - 1;
-      const uint32_t fi = f0 + static_cast<uint32_t>(std::popcount(flags & upto));
-      const int32_t h = static_cast<int32_t>(H - w0) - static_cast<int32_t>(std::popcount(wraps & upto));
-      // Code j is real when its byte and its h unary bits do not overlap.
-      if (h >= 0 && u.quotients_end_at(static_cast<uint64_t>(h), fi) && 8 * (len + i + 1) + static_cast<uint64_t>(h) <= bits)
-        return kFound;
-    }
-    return kAbsent;
+    return {f0, w0,
+            join(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(a, low7), lv)),
+                 _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(b, low7), lv))),
+            join(_mm256_movemask_epi8(a), _mm256_movemask_epi8(b)),
+            join(static_cast<int>(wraps32(x, low7)), static_cast<int>(wraps32(x + 16, low7))) &
+                (len == 0 ? ~uint64_t{1} : ~uint64_t{0})};
   }
-
-  // The rare case: a block of 48 codes at a time the `way` the first window said.
-  // It reads the unary words again from the bucket's end rather than take the caller's:
-  // with five arguments, not seven, none goes on the stack, and the caller's frame
-  // set-up is ~7 instructions shorter a query (callgrind).
+  // The rare case: the windows after the first, the `way` it said. It reads the unary
+  // words again from the bucket's end rather than take the caller's: with five
+  // arguments, not seven, none goes on the stack, and the caller's frame set-up is ~7
+  // instructions shorter a query (callgrind).
   [[gnu::noinline]] AMQ_GCS_AVX2 static bool move_window(const uint8_t* q, uint64_t bits, unsigned k0, uint32_t t,
                                                          Window way) noexcept {
     const Unary u(reinterpret_cast<const std::byte*>(q) + bits / 8);
     const uint32_t H = t >> 7, L = t & 127;
-    for (;;) {
-      if (way == kEarlier) {
-        k0 = k0 >= 3 ? k0 - 3 : 0;
-      } else {
-        k0 += 3;
-        if (16 * k0 >= bits / 8) return false;  // past the bucket's bytes
-      }
-      way = window<8>(q, bits, u, k0, H, L);
+    while (next_window(k0, bits, way)) {
+      way = judge(q, bits, u, k0, H, L, masks_avx2<8>(q, k0, L));
       if (way < kEarlier) return way == kFound;
     }
+    return false;
   }
-
   // Whether bucket b, whose bits [begin, end) the caller read from the index, holds t.
   [[gnu::always_inline]] AMQ_GCS_AVX2 static inline bool bytes_hold(const GolombCodedSet& s, uint64_t b, uint64_t begin,
                                                                     uint64_t end, uint64_t t) noexcept {
@@ -777,20 +872,15 @@ struct GolombCodedSet::Kernel {
     const Unary u(p + end / 8);
     const uint8_t* q = reinterpret_cast<const uint8_t*>(p + begin / 8);
     const uint32_t H = static_cast<uint32_t>(t >> 7), L = static_cast<uint32_t>(t & 127);
-    // The block of the ~t/M-th code, and one block back.
-    const unsigned expected = static_cast<unsigned>((t * s.block_inverse_) >> 32);
-    const unsigned k0 = expected - (expected > 0);
-    const Window r = window<3>(q, bits, u, k0, H, L);
+    const unsigned k0 = first_window(s, t);
+    const Window r = judge(q, bits, u, k0, H, L, masks_avx2<3>(q, k0, L));
     if (r < kEarlier) [[likely]]
       return r == kFound;
     return move_window(q, bits, k0, static_cast<uint32_t>(t), r);
   }
   AMQ_GCS_AVX2 static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept {
     const uint64_t b = s.bucket_of(v);
-    // Ask for the lines where the bucket probably lies while its index entry is read.
-    const uint64_t guess = (s.super_[b / kSuperblockBuckets] + (b % kSuperblockBuckets) * s.mean_bucket_bits_) / 8;
-    for (uint64_t line : {guess - 64, guess, guess + 64, guess + 128})
-      detail::prefetch_guess(s.stream_.data() + kGuardBytes, line);
+    prefetch_bucket(s, b);
     return bytes_hold(s, b, s.bucket_offset(b), s.bucket_offset(b + 1), v - b * s.width_);
   }
   // For batches, which read the index entries and prefetched the buckets themselves.
@@ -800,9 +890,9 @@ struct GolombCodedSet::Kernel {
   }
 #undef AMQ_GCS_AVX2
 #else
-  static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept { return contains_scan(s, v); }
-  static bool contains_bytes_at(const GolombCodedSet& s, uint64_t b, uint64_t, uint64_t, uint64_t t) noexcept {
-    return contains_scan(s, b * s.width_ + t);
+  static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept { return contains_bytes_swar(s, v); }
+  static bool contains_bytes_at(const GolombCodedSet& s, uint64_t b, uint64_t begin, uint64_t end, uint64_t t) noexcept {
+    return bytes_hold_swar(s, b, begin, end, t);
   }
 #endif
 
@@ -841,12 +931,18 @@ struct GolombCodedSet::Kernel {
         if (i < m) found += out[base + i] = seek<C, Bmi2>(s, at[i], target[i]);
         continue;
       }
-      if (s.query_ == &contains_bytes) {  // the byte layout's kernel, on the offsets read above
+      // The byte layout's kernels, on the offsets read above.
+      if (s.query_ == &contains_bytes) {
         for (size_t i = 0; i < m; ++i)
           found += out[base + i] = contains_bytes_at(s, bucket[i], at[i].rpos, at[i].upos, target[i]);
         continue;
       }
-      // Golomb coding, or the byte layout without AVX2: code by code.
+      if (s.query_ == &contains_bytes_swar) {
+        for (size_t i = 0; i < m; ++i)
+          found += out[base + i] = bytes_hold_swar(s, bucket[i], at[i].rpos, at[i].upos, target[i]);
+        continue;
+      }
+      // Golomb coding: code by code.
       for (size_t i = 0; i < m; ++i) found += out[base + i] = s.query_(s, bucket[i] * s.width_ + target[i]);
     }
     return found;
@@ -945,7 +1041,7 @@ struct GolombCodedSet::Kernel {
 
 void GolombCodedSet::choose_query() noexcept {
   if (byte_layout_) {
-    query_ = simd_ ? &Kernel::contains_bytes : &Kernel::contains_scan;
+    query_ = simd_ ? &Kernel::contains_bytes : &Kernel::contains_bytes_swar;
     return;
   }
   if (group_ == 0) {
