@@ -723,6 +723,19 @@ struct GolombCodedSet::Kernel {
     const unsigned expected = static_cast<unsigned>((t * s.block_inverse_) >> 32);
     return expected - (expected > 0);
   }
+  // Where the search of a bucket, whose bits [begin, end) the caller read from the index,
+  // for t starts: its bytes, its length in bits, t's high and low parts, its first window.
+  struct Search {
+    const uint8_t* q;
+    uint64_t bits;
+    uint32_t H, L;
+    unsigned k0;
+  };
+  [[gnu::always_inline]] static Search search_of(const GolombCodedSet& s, uint64_t begin, uint64_t end,
+                                                 uint64_t t) noexcept {
+    return {reinterpret_cast<const uint8_t*>(s.stream_.data() + kGuardBytes + begin / 8), end - begin,
+            static_cast<uint32_t>(t >> 7), static_cast<uint32_t>(t & 127), first_window(s, t)};
+  }
   // Asks for the lines where bucket b probably lies (its superblock's offset plus the
   // mean bucket size times its place) while its index entry is read.
   [[gnu::always_inline]] static void prefetch_bucket(const GolombCodedSet& s, uint64_t b) noexcept {
@@ -779,18 +792,14 @@ struct GolombCodedSet::Kernel {
   }
   [[gnu::always_inline]] static inline bool bytes_hold_swar(const GolombCodedSet& s, uint64_t b, uint64_t begin,
                                                             uint64_t end, uint64_t t) noexcept {
-    const std::byte* p = s.stream_.data() + kGuardBytes;
-    const uint64_t bits = end - begin;
-    if (bits > 8 * 256) [[unlikely]]
+    if (end - begin > 8 * 256) [[unlikely]]
       return contains_scan(s, b * s.width_ + t);
-    const Unary u(p + end / 8);
-    const uint8_t* q = reinterpret_cast<const uint8_t*>(p + begin / 8);
-    const uint32_t H = static_cast<uint32_t>(t >> 7), L = static_cast<uint32_t>(t & 127);
-    const unsigned k0 = first_window(s, t);
-    const Window r = judge(q, bits, u, k0, H, L, masks_swar(q, k0, L));
+    const Search f = search_of(s, begin, end, t);
+    const Window r = judge(f.q, f.bits, Unary(reinterpret_cast<const std::byte*>(f.q) + f.bits / 8), f.k0, f.H, f.L,
+                           masks_swar(f.q, f.k0, f.L));
     if (r < kEarlier) [[likely]]
       return r == kFound;
-    return move_window_swar(q, bits, k0, static_cast<uint32_t>(t), r);
+    return move_window_swar(f.q, f.bits, f.k0, static_cast<uint32_t>(t), r);
   }
   static bool contains_bytes_swar(const GolombCodedSet& s, uint64_t v) noexcept {
     const uint64_t b = s.bucket_of(v);
@@ -865,18 +874,14 @@ struct GolombCodedSet::Kernel {
   // Whether bucket b, whose bits [begin, end) the caller read from the index, holds t.
   [[gnu::always_inline]] AMQ_GCS_AVX2 static inline bool bytes_hold(const GolombCodedSet& s, uint64_t b, uint64_t begin,
                                                                     uint64_t end, uint64_t t) noexcept {
-    const std::byte* p = s.stream_.data() + kGuardBytes;
-    const uint64_t bits = end - begin;
-    if (bits > 8 * 256) [[unlikely]]
+    if (end - begin > 8 * 256) [[unlikely]]
       return contains_scan(s, b * s.width_ + t);
-    const Unary u(p + end / 8);
-    const uint8_t* q = reinterpret_cast<const uint8_t*>(p + begin / 8);
-    const uint32_t H = static_cast<uint32_t>(t >> 7), L = static_cast<uint32_t>(t & 127);
-    const unsigned k0 = first_window(s, t);
-    const Window r = judge(q, bits, u, k0, H, L, masks_avx2<3>(q, k0, L));
+    const Search f = search_of(s, begin, end, t);
+    const Window r = judge(f.q, f.bits, Unary(reinterpret_cast<const std::byte*>(f.q) + f.bits / 8), f.k0, f.H, f.L,
+                           masks_avx2<3>(f.q, f.k0, f.L));
     if (r < kEarlier) [[likely]]
       return r == kFound;
-    return move_window(q, bits, k0, static_cast<uint32_t>(t), r);
+    return move_window(f.q, f.bits, f.k0, static_cast<uint32_t>(t), r);
   }
   AMQ_GCS_AVX2 static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept {
     const uint64_t b = s.bucket_of(v);
