@@ -642,6 +642,25 @@ TEST(CliBench, SyntheticJson) {
   EXPECT_TRUE(guava_row) << r.out;
 }
 
+TEST(CliBench, TextHeaderNamesTheMachineAndItsMemory) {
+  const auto r = run(amq_cmd("bench --synthetic 2000 --only gcs --min-time 0 --repeats 1"));
+  ASSERT_EQ(r.status, 0) << describe(r);
+  EXPECT_EQ(r.out.rfind("amq bench — ", 0), 0u) << r.out;
+  // The memory line: three latencies, each a positive number of ns, growing with the
+  // buffer from 256 KiB (the L2) to 64 MiB (past every LLC here) by at least 2x.
+  const size_t at = r.out.find("\nmemory: a dependent random read takes ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  double ns[3];
+  ASSERT_EQ(std::sscanf(r.out.c_str() + at, "\nmemory: a dependent random read takes %lf ns in 256 KiB, %lf ns in 8 "
+                                            "MiB, %lf ns in 64 MiB",
+                        &ns[0], &ns[1], &ns[2]),
+            3)
+      << r.out;
+  EXPECT_GT(ns[0], 0.1);
+  EXPECT_GT(ns[2], 2 * ns[0]);
+  EXPECT_NE(r.out.find("GolombCodedSet"), std::string::npos) << r.out;
+}
+
 #endif  // AMQ_CLI
 
 }  // namespace

@@ -89,6 +89,8 @@ struct Options {
 
 Dataset load_dataset(const Options& options);
 std::string machine_description();
+// The latency of a dependent random read in buffers of 256 KiB, 8 MiB and 64 MiB, one line.
+std::string memory_description();
 using detail::last_level_cache_bytes;  // amq/detail/prefetch.hpp
 
 using Sink = std::function<void(const Row&)>;

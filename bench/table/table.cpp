@@ -9,7 +9,9 @@
 #include <random>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
+#include "amq/detail/huge_pages.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
 #include "bench_table.hpp"
@@ -187,6 +189,33 @@ std::string machine_description() {
                      "gcc",
 #endif
                      __VERSION__);
+}
+
+std::string memory_description() {
+  // A random cycle through the buffer's cache lines (Sattolo's shuffle), followed for a
+  // fixed number of steps: each read waits for the one before.
+  auto chase_ns = [](size_t bytes) {
+    const size_t lines = bytes / 64, step = 64 / sizeof(uint64_t);
+    std::vector<uint64_t, detail::HugePageAllocator<uint64_t>> buf(lines * step);
+    std::vector<uint32_t> order(lines);
+    for (size_t i = 0; i < lines; ++i) order[i] = static_cast<uint32_t>(i);
+    std::mt19937_64 rng(7);
+    for (size_t i = lines - 1; i > 0; --i) std::swap(order[i], order[rng() % i]);
+    for (size_t i = 0; i < lines; ++i) buf[order[i] * step] = order[(i + 1) % lines] * step;
+    constexpr int kSteps = 1 << 20;
+    uint64_t at = 0;
+    for (int i = 0; i < kSteps / 8; ++i) at = buf[at];  // warm-up
+    const double t0 = now_ns();
+    for (int i = 0; i < kSteps; ++i) at = buf[at];
+    const double t = (now_ns() - t0) / kSteps;
+    g_sink = at;
+    return t;
+  };
+  return fmt::format(
+      "memory: a dependent random read takes {:.1f} ns in 256 KiB, {:.1f} ns in 8 MiB, {:.1f} ns in 64 MiB (just "
+      "now: other tenants of a shared machine change the last two from run to run, and with them every ratio "
+      "between structures of different sizes)",
+      chase_ns(256 << 10), chase_ns(8 << 20), chase_ns(64 << 20));
 }
 
 }  // namespace amq::bench

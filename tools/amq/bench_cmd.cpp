@@ -33,6 +33,7 @@ void add_bench(CLI::App& app, int& status) {
       fmt::print("[");
     } else {
       fmt::print("amq bench — {}\n", bench::machine_description());
+      fmt::print("{}\n", bench::memory_description());
       fmt::print("data: {}\n",
                  o->b.synthetic ? fmt::format("{} random 64-bit keys, passed as uint64_t (peers without an integer "
                                                 "API get the same 8 bytes)",
