@@ -435,8 +435,12 @@ template <bool Hw>
   }
   if (o >= k) return k;
 #endif
-  const void* hit = std::memchr(lab + o, c, k - o);
-  return hit ? static_cast<uint64_t>(static_cast<const uint8_t*>(hit) - lab) : k;
+  // A byte loop, not memchr: a call here (reached only near the payload's end) made
+  // every value live across the label search go to a callee-saved register or the
+  // stack, and the descent spilled its own state to the stack at every level.
+  for (; o < k; ++o)
+    if (lab[o] == c) return o;
+  return k;
 }
 
 // The ones of a 256-bit map below bit c.
@@ -458,11 +462,12 @@ template <bool Hw>
 // prefetched one and two levels ahead (below the top table).
 template <bool Hw>
 [[gnu::always_inline]] inline bool SuccinctSet::contains_t(const uint8_t* p, size_t len) const noexcept {
+  // p walks the key (the byte of the current level); end is where it stops.
+  const uint8_t* const end = p + len;
   const uint8_t* safe_end = labels_end_;
   uint64_t v = 0, st = 0;
   uint64_t csi = ~uint64_t{0}, csp = 0;  // a sample loaded ahead: sample number csi is csp
   uint64_t after = louds_.words()[0];  // label bitmap bits from st on (as far as st's word goes)
-  size_t d = 0;
   if (jump_maps_ && len >= 2) {
     // Byte 0 through the root's map, byte 1 through its child's (the top table has
     // the starts of both levels' nodes).
@@ -472,27 +477,28 @@ template <bool Hw>
     const uint64_t* m1 = jump_maps_ + 4 * (j0 + 1);
     v = 1 + j0;
     st = top_starts_[v];
-    d = 1;
+    ++p;
     if ((m1[0] | m1[1] | m1[2] | m1[3]) != 0) {  // v has children: take byte 1 here
       if (!((m1[c1 >> 6] >> (c1 & 63)) & 1)) return false;
       v = st - v + 1 + rank_in_map<Hw>(m1, c1);
       st = v < top_nodes_ ? top_starts_[v] : louds_.select1<Hw>(v - 1) + 1;
-      d = 2;
+      ++p;
     }
     after = louds_.words()[st >> 6] >> (st & 63);
   }
-  for (;; ++d) {
+  for (;; ++p) {
     // The labels of node v: the zeros from st up to the next one.
     const uint64_t k = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : louds_.next_one(st) - st;
     if (k == 0) {  // no children: a leaf, maybe with a tail
       const std::string_view t = tail_of_t<Hw>(v);
-      if (t.size() != len - d) return false;
-      if (t.size() > 16) return std::memcmp(t.data(), p + d, t.size()) == 0;
-      for (size_t i = 0; i < t.size(); ++i)  // tails are short: a byte or two on average
-        if (static_cast<uint8_t>(t[i]) != p[d + i]) return false;
+      const size_t n = static_cast<size_t>(end - p);
+      if (t.size() != n) return false;
+      if (n > 16) return std::memcmp(t.data(), p, n) == 0;
+      for (size_t i = 0; i < n; ++i)  // tails are short: a byte or two on average
+        if (static_cast<uint8_t>(t[i]) != p[i]) return false;
       return true;
     }
-    if (d == len) return leaf_.get(v);
+    if (p == end) return leaf_.get(v);
     const uint8_t* lab = labels_ + (st - v);
     if (st - v >= top_nodes_) {
       // The next node is one of v's children st - v + 1 + j: start fetching the label
@@ -514,7 +520,7 @@ template <bool Hw>
         const uint64_t gsp = louds_.sample(gl);
         detail::prefetch_guess(louds_.words(), 8 * (gsp >> 6));
         detail::prefetch_guess(labels_, (gsp - (gl & ~kLoudsSampleMask)) + (gl & kLoudsSampleMask));
-        if (d + 4 >= len) {
+        if (end - p <= 4) {
           // The key is nearly spent: the lookup likely ends at such a node's tail.
           const uint64_t tv = gl + 1, tg = tail_map_.sample(tv) + (((tv & kTailSampleMask) * tail_ratio_) >> 16);
           detail::prefetch_guess(tail_map_.words(), 8 * (tg >> 6));
@@ -522,7 +528,7 @@ template <bool Hw>
         }
       }
     }
-    const uint64_t j = find_label(lab, k, p[d], safe_end);
+    const uint64_t j = find_label(lab, k, *p, safe_end);
     if (j == k) return false;
     v = st - v + 1 + j;
     // Node v's labels start at label index select1(v - 1) + 1 - v. Nodes have about
@@ -546,7 +552,7 @@ template <bool Hw>
     detail::prefetch_guess(labels_, guess - 64);
     detail::prefetch_guess(labels_, guess);
     detail::prefetch_guess(labels_, guess + 64);
-    if (d + 1 == len) __builtin_prefetch(leaf_.words() + (v >> 6));
+    if (p + 1 == end) __builtin_prefetch(leaf_.words() + (v >> 6));
     st = louds_.select_after<Hw>(sp, rem, after) + 1;
   }
 }

@@ -205,6 +205,38 @@ TEST(RankSelect, WindowPick) {
     }
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The six-word window with its counts taken inside the asm block (window_count_popcnt)
+// against counting and choosing in C++, for every rem below the window's ones, on
+// random words of several densities (empty words included).
+TEST(RankSelect, WindowCountPopcnt) {
+  if (!detail::cpu_has_fast_pdep()) GTEST_SKIP() << "no popcnt/BMI2";
+  std::mt19937_64 rng(5);
+  for (int round = 0; round < 2000; ++round) {
+    uint64_t words[7];
+    for (uint64_t& w : words) {
+      const int kind = static_cast<int>(rng() % 4);
+      w = kind == 0 ? 0 : kind == 1 ? rng() & rng() & rng() : kind == 2 ? rng() : ~uint64_t{0};
+    }
+    const uint64_t x = words[0] & (~uint64_t{0} << (rng() % 64));
+    uint64_t c[6];
+    c[0] = static_cast<uint64_t>(__builtin_popcountll(x));
+    for (int k = 1; k < 6; ++k) c[k] = c[k - 1] + static_cast<uint64_t>(__builtin_popcountll(words[k]));
+    for (uint64_t rem = 0; rem < c[5] + 2; ++rem) {
+      uint64_t y = x, z = words[1], before = 0, at = 0;
+      for (int k = 0; k < 5; ++k)
+        if (c[k] <= rem) y = words[k + 1], z = words[k + 2], before = c[k], at = static_cast<uint64_t>(k + 1);
+      const detail::WindowCount r = detail::window_count_popcnt(words, x, rem);
+      ASSERT_EQ(r.total, c[5]);
+      ASSERT_EQ(r.y, y) << rem;
+      ASSERT_EQ(r.z, z) << rem;
+      ASSERT_EQ(r.before, before) << rem;
+      ASSERT_EQ(r.at, at) << rem;
+    }
+  }
+}
+#endif
+
 // ---- the seed's example --------------------------------------------------------
 
 TEST(SuccinctSet, SeedPlainLayout) {

@@ -217,7 +217,7 @@ class SuccinctSet {
   // The tail of leaf node v (empty if none).
   std::string_view tail_of(uint64_t v) const noexcept { return tail_of_t<detail::kHwPopcount>(v); }
   template <bool Hw>
-  std::string_view tail_of_t(uint64_t v) const noexcept;
+  [[gnu::always_inline]] std::string_view tail_of_t(uint64_t v) const noexcept;
   template <bool Hw>
   bool contains_t(const uint8_t* p, size_t len) const noexcept;
   bool contains_popcnt(const uint8_t* p, size_t len) const noexcept;

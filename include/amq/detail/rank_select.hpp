@@ -139,6 +139,36 @@ struct WindowPick {
   return {y, z, before, at};
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// window_pick with the counts taken inside the asm block, for callers compiled with
+// popcnt: each step adds one word's popcount (read from memory) to a running count and
+// then makes the same choice, so the five counts never occupy registers at once (with
+// them held for window_pick, the succinct set's descent had more live values than
+// registers and spilled its own state, `this` included, to the stack every level).
+// `total` is the count of all six words.
+struct WindowCount {
+  uint64_t y, z, before, at, total;
+};
+[[gnu::always_inline]] inline WindowCount window_count_popcnt(const uint64_t* p, uint64_t x, uint64_t rem) noexcept {
+  uint64_t y = x, z = p[1], before = 0, at = 0, acc, t;
+#define AMQ_WINDOW_COUNT_STEP(d1, d2)    \
+  "cmpq %[acc], %[rem]\n\t"             \
+  "cmovaeq " #d1 "(%[p]), %[y]\n\t"     \
+  "cmovaeq " #d2 "(%[p]), %[z]\n\t"     \
+  "cmovaeq %[acc], %[before]\n\t"       \
+  "sbbq $-1, %[at]\n\t"                 \
+  "popcntq " #d1 "(%[p]), %[t]\n\t"     \
+  "addq %[t], %[acc]\n\t"
+  asm("popcntq %[y], %[acc]\n\t" AMQ_WINDOW_COUNT_STEP(8, 16) AMQ_WINDOW_COUNT_STEP(16, 24)
+          AMQ_WINDOW_COUNT_STEP(24, 32) AMQ_WINDOW_COUNT_STEP(32, 40) AMQ_WINDOW_COUNT_STEP(40, 48)
+      : [y] "+r"(y), [z] "+r"(z), [before] "+r"(before), [at] "+r"(at), [acc] "=&r"(acc), [t] "=&r"(t)
+      : [p] "r"(p), [rem] "r"(rem), "m"(*reinterpret_cast<const uint64_t(*)[7]>(p))
+      : "cc");
+#undef AMQ_WINDOW_COUNT_STEP
+  return {y, z, before, at, acc};
+}
+#endif
+
 // The position of the (rem+1)-th one at or after bit p of words[0, nw): counts eight
 // words at a time, the word holding the one being the number of running sums <= rem
 // (no branch per word), then finishes word by word. The one must exist.
@@ -530,6 +560,20 @@ class SelectBits {
       // is the number of running counts <= rem (the usual case where ones are dense:
       // a LOUDS bitmap's 128 ones span about four words, six cover nearly every
       // select). The word after is read too, so `after` spans 64 bits.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+      if constexpr (Hw) {
+        static_assert(kWindow == 6, "window_count_popcnt counts six words");
+        const WindowCount r = window_count_popcnt(words_ + w, x, rem);
+        if (rem < r.total) [[likely]] {
+          const int b = select_in_word<Hw>(r.y, static_cast<int>(rem - r.before));
+          after = ((r.y >> b) >> 1) | (r.z << (63 - b));
+          return ((w + r.at) << 6) + static_cast<uint64_t>(b);
+        }
+        const uint64_t at = select_forward<Hw>(words_, nw_, (w + kWindow) << 6, rem - r.total);
+        after = (words_[at >> 6] >> (at & 63)) >> 1;
+        return at;
+      }
+#endif
       uint64_t c[kWindow];
       c[0] = static_cast<uint64_t>(popcount64<Hw>(x));
 #pragma GCC unroll 8
