@@ -411,12 +411,18 @@ template <bool Hw>
 }
 
 // The position in [lab, lab + k) of byte c, or k. Sixteen labels at a time with SSE2
-// (part of x86-64) while the loads stay inside [.., safe_end); then memchr.
+// (part of x86-64) while the loads stay inside [.., safe_end); then byte by byte.
 [[gnu::always_inline]] inline uint64_t find_label(const uint8_t* lab, uint64_t k, uint8_t c,
                                                   const uint8_t* safe_end) noexcept {
   uint64_t o = 0;
 #if defined(__SSE2__)
   const __m128i needle = _mm_set1_epi8(static_cast<char>(c));
+  if (k <= 16 && lab + 16 <= safe_end) [[likely]] {
+    // Most nodes: one compare, and bit k set so that "absent" comes out as k.
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lab));
+    const uint32_t m = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, needle)));
+    return static_cast<uint64_t>(__builtin_ctz((m | (1u << k)) & ((2u << k) - 1)));
+  }
   if (k > 16 && k <= 64 && lab + 64 <= safe_end) {
     // A wide node (the top levels): four compares, one 64-bit mask, no branches.
     auto eq = [&](int at) {
