@@ -650,8 +650,9 @@ struct GolombCodedSet::Kernel {
   struct Unary {
     uint64_t zeros[5];  // the first 256 bits read back from the bucket's end; zeros as ones
     uint32_t before[5];  // zeros in the words before each
-    // From the bucket's end (a byte address).
-    [[gnu::always_inline]] explicit Unary(const std::byte* end) noexcept {
+    // Of the bucket at q, bits long (byte-aligned: its unary words end at its last byte).
+    [[gnu::always_inline]] Unary(const uint8_t* q, uint64_t bits) noexcept {
+      const std::byte* end = reinterpret_cast<const std::byte*>(q) + bits / 8;
       before[0] = 0;
       for (unsigned w = 0; w < 4; ++w) {
         zeros[w] = ~detail::load_be64(end - 8 - 8 * w);
@@ -782,7 +783,7 @@ struct GolombCodedSet::Kernel {
   }
   [[gnu::noinline]] static bool move_window_swar(const uint8_t* q, uint64_t bits, unsigned k0, uint32_t t,
                                                  Window way) noexcept {
-    const Unary u(reinterpret_cast<const std::byte*>(q) + bits / 8);
+    const Unary u(q, bits);
     const uint32_t H = t >> 7, L = t & 127;
     while (next_window(k0, bits, way)) {
       way = judge(q, bits, u, k0, H, L, masks_swar(q, k0, L));
@@ -795,7 +796,7 @@ struct GolombCodedSet::Kernel {
     if (end - begin > 8 * 256) [[unlikely]]
       return contains_scan(s, b * s.width_ + t);
     const Search f = search_of(s, begin, end, t);
-    const Window r = judge(f.q, f.bits, Unary(reinterpret_cast<const std::byte*>(f.q) + f.bits / 8), f.k0, f.H, f.L,
+    const Window r = judge(f.q, f.bits, Unary(f.q, f.bits), f.k0, f.H, f.L,
                            masks_swar(f.q, f.k0, f.L));
     if (r < kEarlier) [[likely]]
       return r == kFound;
@@ -863,7 +864,7 @@ struct GolombCodedSet::Kernel {
   // instructions shorter a query (callgrind).
   [[gnu::noinline]] AMQ_GCS_AVX2 static bool move_window(const uint8_t* q, uint64_t bits, unsigned k0, uint32_t t,
                                                          Window way) noexcept {
-    const Unary u(reinterpret_cast<const std::byte*>(q) + bits / 8);
+    const Unary u(q, bits);
     const uint32_t H = t >> 7, L = t & 127;
     while (next_window(k0, bits, way)) {
       way = judge(q, bits, u, k0, H, L, masks_avx2<8>(q, k0, L));
@@ -877,7 +878,7 @@ struct GolombCodedSet::Kernel {
     if (end - begin > 8 * 256) [[unlikely]]
       return contains_scan(s, b * s.width_ + t);
     const Search f = search_of(s, begin, end, t);
-    const Window r = judge(f.q, f.bits, Unary(reinterpret_cast<const std::byte*>(f.q) + f.bits / 8), f.k0, f.H, f.L,
+    const Window r = judge(f.q, f.bits, Unary(f.q, f.bits), f.k0, f.H, f.L,
                            masks_avx2<3>(f.q, f.k0, f.L));
     if (r < kEarlier) [[likely]]
       return r == kFound;
@@ -894,11 +895,7 @@ struct GolombCodedSet::Kernel {
     return bytes_hold(s, b, begin, end, t);
   }
 #undef AMQ_GCS_AVX2
-#else
-  static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept { return contains_bytes_swar(s, v); }
-  static bool contains_bytes_at(const GolombCodedSet& s, uint64_t b, uint64_t begin, uint64_t end, uint64_t t) noexcept {
-    return bytes_hold_swar(s, b, begin, end, t);
-  }
+#define AMQ_GCS_HAS_AVX2_KERNEL 1
 #endif
 
   // Answers a batch in the caller's order, software-pipelined: the index entries of a
@@ -937,11 +934,13 @@ struct GolombCodedSet::Kernel {
         continue;
       }
       // The byte layout's kernels, on the offsets read above.
+#ifdef AMQ_GCS_HAS_AVX2_KERNEL
       if (s.query_ == &contains_bytes) {
         for (size_t i = 0; i < m; ++i)
           found += out[base + i] = contains_bytes_at(s, bucket[i], at[i].rpos, at[i].upos, target[i]);
         continue;
       }
+#endif
       if (s.query_ == &contains_bytes_swar) {
         for (size_t i = 0; i < m; ++i)
           found += out[base + i] = bytes_hold_swar(s, bucket[i], at[i].rpos, at[i].upos, target[i]);
@@ -1046,7 +1045,11 @@ struct GolombCodedSet::Kernel {
 
 void GolombCodedSet::choose_query() noexcept {
   if (byte_layout_) {
+#ifdef AMQ_GCS_HAS_AVX2_KERNEL
     query_ = simd_ ? &Kernel::contains_bytes : &Kernel::contains_bytes_swar;
+#else
+    query_ = &Kernel::contains_bytes_swar;  // (simd_ is never set here)
+#endif
     return;
   }
   if (group_ == 0) {
