@@ -139,16 +139,17 @@ struct WindowPick {
   return {y, z, before, at};
 }
 
+// A select window's choice (WindowPick) and the count of all its six words.
+struct WindowCount {
+  uint64_t y, z, before, at, total;
+};
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 // window_pick with the counts taken inside the asm block, for callers compiled with
 // popcnt: each step adds one word's popcount (read from memory) to a running count and
 // then makes the same choice, so the five counts never occupy registers at once (with
 // them held for window_pick, the succinct set's descent had more live values than
 // registers and spilled its own state, `this` included, to the stack every level).
-// `total` is the count of all six words.
-struct WindowCount {
-  uint64_t y, z, before, at, total;
-};
 [[gnu::always_inline]] inline WindowCount window_count_popcnt(const uint64_t* p, uint64_t x, uint64_t rem) noexcept {
   uint64_t y = x, z = p[1], before = 0, at = 0, acc, t;
 #define AMQ_WINDOW_COUNT_STEP(d1, d2)    \
@@ -560,35 +561,15 @@ class SelectBits {
       // is the number of running counts <= rem (the usual case where ones are dense:
       // a LOUDS bitmap's 128 ones span about four words, six cover nearly every
       // select). The word after is read too, so `after` spans 64 bits.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-      if constexpr (Hw) {
-        static_assert(kWindow == 6, "window_count_popcnt counts six words");
-        const WindowCount r = window_count_popcnt(words_ + w, x, rem);
-        if (rem < r.total) [[likely]] {
-          const int b = select_in_word<Hw>(r.y, static_cast<int>(rem - r.before));
-          after = ((r.y >> b) >> 1) | (r.z << (63 - b));
-          return ((w + r.at) << 6) + static_cast<uint64_t>(b);
-        }
-        const uint64_t at = select_forward<Hw>(words_, nw_, (w + kWindow) << 6, rem - r.total);
-        after = (words_[at >> 6] >> (at & 63)) >> 1;
-        return at;
-      }
-#endif
-      uint64_t c[kWindow];
-      c[0] = static_cast<uint64_t>(popcount64<Hw>(x));
-#pragma GCC unroll 8
-      for (int k = 1; k < kWindow; ++k)
-        c[k] = c[k - 1] + static_cast<uint64_t>(popcount64<Hw>(words_[w + static_cast<uint64_t>(k)]));
-      if (rem < c[kWindow - 1]) [[likely]] {
-        static_assert(kWindow == 6, "window_pick has five steps");
-        const WindowPick r = window_pick(words_ + w, x, c, rem);
+      const WindowCount r = window<Hw>(w, x, rem);
+      if (rem < r.total) [[likely]] {
         const int b = select_in_word<Hw>(r.y, static_cast<int>(rem - r.before));
         after = ((r.y >> b) >> 1) | (r.z << (63 - b));
         return ((w + r.at) << 6) + static_cast<uint64_t>(b);
       }
       // The one lies further: eight words at a time from there, as samples may lie
       // far apart (a select directory over long runs of zeros).
-      const uint64_t at = select_forward<Hw>(words_, nw_, (w + kWindow) << 6, rem - c[kWindow - 1]);
+      const uint64_t at = select_forward<Hw>(words_, nw_, (w + kWindow) << 6, rem - r.total);
       after = (words_[at >> 6] >> (at & 63)) >> 1;
       return at;
     }
@@ -623,6 +604,24 @@ class SelectBits {
   }
 
  private:
+  // The kWindow words from word w (x: the first, masked to the search's start): which
+  // holds one number rem, and their count. With popcnt the counts are taken inside the
+  // choice's asm block (window_count_popcnt); else counted first (window_pick).
+  template <bool Hw>
+  [[gnu::always_inline]] WindowCount window(uint64_t w, uint64_t x, uint64_t rem) const noexcept {
+    static_assert(kWindow == 6, "the window's choice has five steps");
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if constexpr (Hw) return window_count_popcnt(words_ + w, x, rem);
+#endif
+    uint64_t c[kWindow];
+    c[0] = static_cast<uint64_t>(popcount64<Hw>(x));
+#pragma GCC unroll 8
+    for (int k = 1; k < kWindow; ++k)
+      c[k] = c[k - 1] + static_cast<uint64_t>(popcount64<Hw>(words_[w + static_cast<uint64_t>(k)]));
+    const WindowPick r = window_pick(words_ + w, x, c, rem);
+    return {r.y, r.z, r.before, r.at, c[kWindow - 1]};
+  }
+
   // Emits the directory words in file order; false if emit refused or an offset overflowed.
   template <class Emit>
   static bool walk(std::span<const uint64_t> words, uint64_t bits, Emit&& emit) {
