@@ -558,7 +558,7 @@ template <bool Hw>
     detail::prefetch_guess(labels_, guess - 64);
     detail::prefetch_guess(labels_, guess);
     detail::prefetch_guess(labels_, guess + 64);
-    if (p + 1 == end) __builtin_prefetch(leaf_.words() + (v >> 6));
+    if (p + 1 == end) detail::prefetch(leaf_.words() + (v >> 6));
     st = louds_.select_after<Hw>(sp, rem, after) + 1;
   }
 }

@@ -130,7 +130,7 @@ GolombCodedSet set_of_values(const std::vector<uint64_t>& values, double fpp, Go
 
 // Every query path against the model: contains_value on every coded value, its
 // neighbours and random values, with the BMI2 select and the portable one (the byte
-// layout: the AVX2 kernel and the code-by-code scan), and contains_many_hashes in a
+// layout: the AVX2 kernel and the one on 64-bit words), and contains_many_hashes in a
 // sparse (in order, prefetched) and a dense (sorted) batch.
 void expect_matches_model(GolombCodedSet& s, const std::vector<uint64_t>& model, uint64_t seed) {
   ASSERT_EQ(s.decode_all(), model);

@@ -38,8 +38,8 @@
 // select sample and the nodes since it place them within a line or so), and near
 // the key's end the likely tail. The guesses only aim prefetches; a wrong one costs
 // a miss, never an answer. On american-english (104k words) a mix of present and
-// absent keys took ~110-115 ns, on american-english-insane (663k words, 2.3 MB)
-// ~150-162 ns, 2.3-2.8x faster than marisa-trie (`amq bench --only succinct` on a
+// absent keys took ~115-122 ns, on american-english-insane (663k words, 2.3 MB)
+// ~152-168 ns, 2.4-2.9x faster than marisa-trie (`amq bench --only succinct` on a
 // 2-vCPU Zen 5 VM whose shared LLC makes such figures vary by 10-30%; the insane
 // list's figure also moves by up to ~15 ns with where code and data happen to lie).
 // index_of(), rank() and key_at() also walk the levels below the key (a cut through
