@@ -810,7 +810,9 @@ struct GolombCodedSet::Kernel {
 
 #if defined(__x86_64__) && defined(__GNUC__)
   // The masks with AVX2. Every function of this kernel carries the target: without
-  // -march, an inlined helper without it could not use the AVX2 intrinsics.
+  // -march, an inlined helper without it could not use the AVX2 intrinsics. That is why
+  // move_window and bytes_hold below are twins of the _swar ones (a target cannot
+  // depend on a template parameter); all they share lives in the helpers above.
 #define AMQ_GCS_AVX2 __attribute__((target("avx2,popcnt")))
   // Bit i set when byte i's low 7 bits are below byte i - 1's (a wrap).
   [[gnu::always_inline]] AMQ_GCS_AVX2 static inline uint32_t wraps32(const uint8_t* at, __m256i low7) noexcept {
