@@ -62,7 +62,8 @@ struct Dataset {
   // The present keys lookups query: kBeyondCacheSample of the keys (all when there
   // are fewer), every (n / sample)-th in insertion order, shuffled. probe_keys(s)
   // takes the first s, still spread over the whole insertion order.
-  std::vector<Bytes> probe_views;
+  std::vector<Bytes> probe_views;  // into probe_arena, in probe order
+  std::vector<std::byte> probe_arena;
   std::vector<uint64_t> probe_u64;
   void make_views();
   // The first `sample` keys of each list (all when there are fewer).
