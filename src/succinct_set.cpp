@@ -440,6 +440,8 @@ template <bool Hw>
     if (m) return o + static_cast<uint64_t>(__builtin_ctz(m));
   }
   if (o >= k) return k;
+#else
+  (void)safe_end;  // the byte loop below never reads past the labels
 #endif
   // A byte loop, not memchr: a call here (reached only near the payload's end) made
   // every value live across the label search go to a callee-saved register or the
