@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 10
 CMAKE_FLAGS ?=
 
-.PHONY: all setup build run test test-release test-asan fuzz bench-suites install clean
+.PHONY: all setup build run test test-release test-asan test-aarch64 fuzz bench-suites install clean
 
 all: build
 
@@ -37,6 +37,17 @@ test-asan: setup
 	cmake --build $(BUILD)/asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(BUILD)/asan --output-on-failure -j $(JOBS)
+
+# The library and the structures' tests cross-compiled for 64-bit Arm and run under
+# qemu-user: the portable paths (no AVX2, BMI2, popcnt or SSE) on another architecture.
+# The CLI and its script tests, which start servers and outside tools, are left to the
+# native build.
+test-aarch64:
+	@bash scripts/setup-aarch64.sh
+	cmake -S . -B $(BUILD)/aarch64 -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+	  -DAMQ_NATIVE=OFF -DAMQ_BUILD_TOOLS=OFF -DAMQ_BUILD_BENCH=OFF >/dev/null
+	cmake --build $(BUILD)/aarch64 -j $(JOBS)
+	ctest --test-dir $(BUILD)/aarch64 --output-on-failure -j $(JOBS) -E '$(AARCH64_SKIP)'
 
 fuzz: setup
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD)/fuzz -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" \
