@@ -40,8 +40,9 @@ test-asan: setup
 
 # The library and the structures' tests cross-compiled for 64-bit Arm and run under
 # qemu-user: the portable paths (no AVX2, BMI2, popcnt or SSE) on another architecture.
-# The CLI and its script tests, which start servers and outside tools, are left to the
-# native build.
+# The CLI, the script tests (AARCH64_SKIP: names ending in _test) and the Redis tests,
+# which start servers and outside tools, are left to the native build.
+AARCH64_SKIP ?= _test$$|Redis
 test-aarch64:
 	@bash scripts/setup-aarch64.sh
 	cmake -S . -B $(BUILD)/aarch64 -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
