@@ -44,7 +44,7 @@ test-asan: setup
 # which start servers and outside tools, are left to the native build.
 AARCH64_SKIP ?= _test$$|Redis
 test-aarch64:
-	@bash scripts/setup-aarch64.sh
+	@bash scripts/setup.sh aarch64
 	cmake -S . -B $(BUILD)/aarch64 -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
 	  -DAMQ_NATIVE=OFF -DAMQ_BUILD_TOOLS=OFF -DAMQ_BUILD_BENCH=OFF >/dev/null
 	cmake --build $(BUILD)/aarch64 -j $(JOBS)

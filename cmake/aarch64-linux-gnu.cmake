@@ -1,7 +1,7 @@
 # Cross-compiling amq for 64-bit Arm Linux with Debian's cross toolchain
 # (g++-aarch64-linux-gnu) and its arm64 libraries (multiarch, under
 # /usr/lib/aarch64-linux-gnu); the tests run under qemu-user. `make test-aarch64`
-# installs all of it (scripts/setup-aarch64.sh) and uses this file.
+# installs all of it (scripts/setup.sh aarch64) and uses this file.
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Installs, from Debian 12's packages, whatever amq needs to build, test and benchmark.
+# Installs, from Debian 12's packages, whatever amq needs to build, test and benchmark;
+# with the argument `aarch64`, what `make test-aarch64` needs instead: the aarch64 cross
+# compiler, qemu-user to run its programs, and the arm64 builds of amq's libraries
+# (Debian multiarch: beside the amd64 ones, in /usr/lib/aarch64-linux-gnu).
 # Idempotent: packages already installed are left alone, and apt is not touched at all
 # when nothing is missing. Runs as root, or through sudo.
 set -euo pipefail
 
+target="${1:-native}"
 packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
@@ -18,6 +22,12 @@ packages=(
   # data
   wamerican wamerican-insane
 )
+if [ "$target" = aarch64 ]; then
+  packages=(g++-aarch64-linux-gnu qemu-user
+            libfmt-dev:arm64 libssl-dev:arm64 libxxhash-dev:arm64 libhiredis-dev:arm64 libgtest-dev:arm64)
+elif [ "$target" != native ]; then
+  echo "setup: unknown target '$target' (native or aarch64)" >&2; exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -39,6 +49,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+if [ "$target" = aarch64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $SUDO dpkg --add-architecture arm64
+fi
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # Debian enables the packaged redis-server as a service; amq's tests start their own
