@@ -40,9 +40,13 @@ test-asan: setup
 
 # The library and the structures' tests cross-compiled for 64-bit Arm and run under
 # qemu-user: the portable paths (no AVX2, BMI2, popcnt or SSE) on another architecture.
-# The CLI, the script tests (AARCH64_SKIP: names ending in _test) and the Redis tests,
-# which start servers and outside tools, are left to the native build.
-AARCH64_SKIP ?= _test$$|Redis
+# Left to the native build (AARCH64_SKIP): the CLI and the script tests (names ending in
+# _test) and the Redis tests, which start servers and outside tools; and the LogStore
+# and LogStoreCrash tests of files, locks, threads and child processes (under qemu-user
+# SecondWriterIsLockedOut did not finish in 15 minutes, two property tests ran ~750x
+# slower than natively, and the crash tests' writer child, the test binary started
+# again, does not run), while its CRC32C and index tests do run.
+AARCH64_SKIP ?= _test$$|Redis|LogStore
 test-aarch64:
 	@bash scripts/setup.sh aarch64
 	cmake -S . -B $(BUILD)/aarch64 -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
