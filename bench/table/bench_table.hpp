@@ -7,6 +7,7 @@
 #include <chrono>
 #include <ctime>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <span>
@@ -62,7 +63,7 @@ struct Dataset {
   // The present keys lookups query: kBeyondCacheSample of the keys (all when there
   // are fewer), every (n / sample)-th in insertion order, shuffled. probe_keys(s)
   // takes the first s, still spread over the whole insertion order.
-  std::vector<Bytes> probe_views;  // into probe_arena, in probe order
+  std::vector<Bytes> probe_views;  // into probe_arena, in probe order (pack_keys)
   std::vector<std::byte> probe_arena;
   std::vector<uint64_t> probe_u64;
   void make_views();
@@ -87,6 +88,24 @@ struct Options {
   std::string only;        // run only structures whose name contains this
   double min_lookup_seconds = 3;  // lookups: rounds go on at least this long (see measure_contenders)
 };
+
+// Copies the keys back to back into `arena` and points `views` at them, in order: a
+// lookup pass over the views then streams its keys from one buffer, so its time is the
+// structure's and not the cache misses of fetching keys scattered in memory.
+template <class Keys>
+void pack_keys(const Keys& from, std::vector<std::byte>& arena, std::vector<Bytes>& views) {
+  size_t total = 0;
+  for (const auto& k : from) total += std::size(k);
+  arena.assign(total, std::byte{0});
+  views.clear();
+  views.reserve(std::size(from));
+  size_t at = 0;
+  for (const auto& k : from) {
+    if (std::size(k) > 0) std::memcpy(arena.data() + at, std::data(k), std::size(k));
+    views.emplace_back(arena.data() + at, std::size(k));
+    at += std::size(k);
+  }
+}
 
 Dataset load_dataset(const Options& options);
 std::string machine_description();

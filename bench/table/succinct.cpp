@@ -30,12 +30,13 @@
 namespace amq::bench {
 namespace {
 
-// The mix: the lookup sample's present keys and as many absent ones, shuffled, copied back to back
-// into one buffer in query order. The keys then stream in sequentially, so the time is
-// the structure's lookup and not the cache misses of fetching keys scattered over the
-// dataset's strings (the same for every row, but large enough to blur the comparison).
+// The mix: the lookup sample's present keys and as many absent ones, shuffled, copied
+// back to back into one buffer in query order (pack_keys). The keys then stream in
+// sequentially, so the time is the structure's lookup and not the cache misses of
+// fetching keys scattered over the dataset's strings (the same for every row, but
+// large enough to blur the comparison).
 struct Mix {
-  std::string arena;
+  std::vector<std::byte> arena;
   std::vector<Bytes> keys;  // views into arena, in query order
 };
 
@@ -50,16 +51,7 @@ Mix make_mix(const Dataset& d) {
   std::mt19937_64 rng(11);
   std::shuffle(order.begin(), order.end(), rng);
   Mix m;
-  size_t total = 0;
-  for (Bytes k : order) total += k.size();
-  m.arena.reserve(total);
-  for (Bytes k : order) m.arena.append(as_chars(k));
-  m.keys.reserve(order.size());
-  size_t at = 0;
-  for (Bytes k : order) {
-    m.keys.push_back(as_bytes(std::string_view(m.arena).substr(at, k.size())));
-    at += k.size();
-  }
+  pack_keys(order, m.arena, m.keys);
   return m;
 }
 

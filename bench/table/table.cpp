@@ -35,21 +35,8 @@ void Dataset::make_views() {
   // file or a column would be), not into the std::string objects: a lookup pass then
   // streams 8 bytes of key per 64-bit key instead of a 32-byte string object, and the
   // stream evicts less of a filter that lives in the last-level cache.
-  auto fill = [](const std::vector<std::string>& from, std::vector<std::byte>& arena, std::vector<Bytes>& views) {
-    size_t total = 0;
-    for (const auto& k : from) total += k.size();
-    arena.assign(total, std::byte{0});
-    views.clear();
-    views.reserve(from.size());
-    size_t at = 0;
-    for (const auto& k : from) {
-      std::memcpy(arena.data() + at, k.data(), k.size());
-      views.emplace_back(arena.data() + at, k.size());
-      at += k.size();
-    }
-  };
-  fill(keys, key_arena, key_views);
-  fill(absent, absent_arena, absent_views);
+  pack_keys(keys, key_arena, key_views);
+  pack_keys(absent, absent_arena, absent_views);
   auto values = [](const std::vector<Bytes>& views, std::vector<uint64_t>& out) {
     out.clear();
     out.reserve(views.size());
@@ -59,31 +46,23 @@ void Dataset::make_views() {
       out.push_back(x);
     }
   };
-  if (u64) {
-    values(key_views, key_u64);
-    values(absent_views, absent_u64);
-  }
   const size_t n = key_views.size(), k = std::min(n, kBeyondCacheSample);
   std::vector<size_t> picks(k);
   for (size_t i = 0; i < k; ++i) picks[i] = static_cast<size_t>(static_cast<unsigned __int128>(i) * n / k);
   std::mt19937_64 rng(11);
   std::shuffle(picks.begin(), picks.end(), rng);
-  // The picked keys are copied back to back in probe order, like the absent list: a
-  // view into key_arena at a random place would add a cache miss for the key's own
-  // bytes to every present lookup of a string set larger than the caches (the insane
-  // word list's arena is 6 MB) and to none of the absent ones.
-  size_t total = 0;
-  for (size_t i : picks) total += key_views[i].size();
-  probe_arena.assign(total, std::byte{0});
-  probe_views.clear();
-  probe_u64.clear();
-  size_t at = 0;
-  for (size_t i : picks) {
-    const Bytes key = key_views[i];
-    if (!key.empty()) std::memcpy(probe_arena.data() + at, key.data(), key.size());
-    probe_views.emplace_back(probe_arena.data() + at, key.size());
-    at += key.size();
-    if (u64) probe_u64.push_back(key_u64[i]);
+  // The picked keys get their own copy in probe order, like the absent list: a view
+  // into key_arena at a random place would add a cache miss for the key's own bytes
+  // to every present lookup of a string set larger than the caches (the insane word
+  // list's arena is 6 MB) and to none of the absent ones.
+  std::vector<Bytes> picked;
+  picked.reserve(k);
+  for (size_t i : picks) picked.push_back(key_views[i]);
+  pack_keys(picked, probe_arena, probe_views);
+  if (u64) {
+    values(key_views, key_u64);
+    values(absent_views, absent_u64);
+    values(probe_views, probe_u64);
   }
 }
 
