@@ -103,22 +103,35 @@ Container parse_container(std::span<const std::byte> file, std::optional<Kind> e
   return Container{kind, version, file.subspan(params_at, params_len), file.subspan(payload_at, payload_len)};
 }
 
+size_t container_size(size_t params_len, size_t payload_len) noexcept {
+  return kContainerHeaderSize + pad8(params_len) + pad8(payload_len) + kContainerTrailerSize;
+}
+
+void write_container_to(std::span<std::byte> out, Kind kind, std::span<const std::byte> params,
+                        size_t payload_len, const std::function<void(std::span<std::byte>)>& fill_payload) {
+  if (out.size() != container_size(params.size(), payload_len))
+    throw Error(Errc::invalid_argument, "write_container_to: the buffer is not the container's size");
+  std::memset(out.data(), 0, kContainerHeaderSize + pad8(params.size()));
+  std::memcpy(out.data(), kMagic.data(), kMagic.size());
+  const uint16_t version = kFormatVersion, kind_raw = static_cast<uint16_t>(kind);
+  std::memcpy(out.data() + 8, &version, 2);  // little-endian host (byte_io.hpp)
+  std::memcpy(out.data() + 10, &kind_raw, 2);
+  detail::store_le64(out.data() + 16, params.size());
+  detail::store_le64(out.data() + 24, payload_len);
+  if (!params.empty()) std::memcpy(out.data() + kContainerHeaderSize, params.data(), params.size());
+  const size_t payload_at = kContainerHeaderSize + pad8(params.size()), trailer_at = payload_at + pad8(payload_len);
+  fill_payload(out.subspan(payload_at, payload_len));
+  std::memset(out.data() + payload_at + payload_len, 0, trailer_at - payload_at - payload_len);
+  detail::store_le64(out.data() + trailer_at, XXH3_64bits(out.data(), trailer_at));
+}
+
 std::vector<std::byte> write_container(Kind kind, std::span<const std::byte> params,
                                        std::span<const std::byte> payload) {
-  detail::ByteWriter w;
-  w.buffer().reserve(kContainerHeaderSize + pad8(params.size()) + pad8(payload.size()) + kContainerTrailerSize);
-  w.bytes(kMagic);
-  w.u16(kFormatVersion);
-  w.u16(static_cast<uint16_t>(kind));
-  w.u32(0);
-  w.u64(params.size());
-  w.u64(payload.size());
-  w.bytes(params);
-  w.pad_to(8);
-  w.bytes(payload);
-  w.pad_to(8);
-  w.u64(XXH3_64bits(w.buffer().data(), w.size()));
-  return w.take();
+  std::vector<std::byte> out(container_size(params.size(), payload.size()));
+  write_container_to(out, kind, params, payload.size(), [&](std::span<std::byte> to) {
+    if (!payload.empty()) std::memcpy(to.data(), payload.data(), payload.size());
+  });
+  return out;
 }
 
 }  // namespace amq

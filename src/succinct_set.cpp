@@ -108,8 +108,14 @@ std::shared_ptr<const std::vector<uint16_t>> select_offsets(const Bits& bits, ui
 SuccinctSet::SuccinctSet() : SuccinctSet(build_views({}, {})) {}
 
 std::shared_ptr<const SuccinctSet::Storage> SuccinctSet::copy_storage(std::span<const std::byte> file) {
+  auto s = allocate_storage(file.size());
+  if (!file.empty()) std::memcpy(s->owned.get(), file.data(), file.size());
+  return s;
+}
+
+std::shared_ptr<SuccinctSet::Storage> SuccinctSet::allocate_storage(size_t size) {
   auto s = std::make_shared<Storage>();
-  const size_t words = std::max<size_t>((file.size() + 7) / 8, 1);
+  const size_t words = std::max<size_t>((size + 7) / 8, 1);
   void* mem = nullptr;
   if (words * 8 >= kHugePage / 2) {
     const size_t bytes = (words * 8 + kHugePage - 1) & ~(kHugePage - 1);
@@ -123,8 +129,7 @@ std::shared_ptr<const SuccinctSet::Storage> SuccinctSet::copy_storage(std::span<
   if (!mem) throw std::bad_alloc();
   s->owned.reset(static_cast<uint64_t*>(mem));
   s->owned[words - 1] = 0;  // the padding after the last byte
-  if (!file.empty()) std::memcpy(s->owned.get(), file.data(), file.size());
-  s->file = std::span<const std::byte>(reinterpret_cast<const std::byte*>(s->owned.get()), file.size());
+  s->file = std::span<const std::byte>(reinterpret_cast<const std::byte*>(s->owned.get()), size);
   return s;
 }
 
@@ -138,6 +143,13 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
 
   detail::BitVector vec[kVecCount];
   std::string labels, tails;
+  if (options.tail_compression) {
+    // Tails hold at most the key bytes: reserved once (untouched pages cost nothing),
+    // so a tail area of gigabytes is not copied on growth with twice its size live.
+    size_t total = 0;
+    for (std::string_view k : keys) total += k.size();
+    tails.reserve(total);
+  }
   struct Part {
     size_t s, e, col;  // keys [s, e) share their first `col` bytes
   };
@@ -186,18 +198,36 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
   params.u64(n);
   params.u64(nodes);
   params.u64(tails.size());
-  detail::ByteWriter payload;
+  // The file is written once, straight into the set's own memory: with tails that
+  // hold most of the key bytes, a payload buffer and a file image beside it had made
+  // building take ~5x the set's size at its peak (20 GiB for a 4 GiB set).
+  std::vector<uint64_t> dirs[kVecCount];
+  uint64_t payload_len = 0;
   for (int i = 0; i < kVecCount; ++i) {
-    const auto& words = vec[i].words();
-    for (uint64_t w : words) payload.u64(w);
-    for (uint64_t w : build_directory(i, vec[i])) payload.u64(w);
+    dirs[i] = build_directory(i, vec[i]);
+    payload_len += 8 * (vec[i].words().size() + dirs[i].size());
   }
-  payload.bytes(labels);
-  payload.pad_to(8);
-  payload.bytes(tails);
-  payload.pad_to(8);
-  const auto file = write_container(Kind::succinct, params.buffer(), payload.buffer());
-  return from_storage(copy_storage(file), false);
+  const uint64_t tails_at = payload_len + pad8(labels.size());
+  payload_len = tails_at + pad8(tails.size());
+  auto storage = allocate_storage(container_size(params.buffer().size(), payload_len));
+  const std::span<std::byte> out(reinterpret_cast<std::byte*>(storage->owned.get()), storage->file.size());
+  write_container_to(out, Kind::succinct, params.buffer(), payload_len, [&](std::span<std::byte> payload) {
+    std::byte* at = payload.data();
+    auto put = [&](const void* from, size_t bytes) {
+      if (bytes > 0) std::memcpy(at, from, bytes);
+      at += bytes;
+    };
+    for (int i = 0; i < kVecCount; ++i) {
+      put(vec[i].words().data(), 8 * vec[i].words().size());
+      put(dirs[i].data(), 8 * dirs[i].size());
+    }
+    put(labels.data(), labels.size());
+    std::memset(at, 0, pad8(labels.size()) - labels.size());
+    at = payload.data() + tails_at;
+    put(tails.data(), tails.size());
+    std::memset(at, 0, pad8(tails.size()) - tails.size());
+  });
+  return from_storage(std::move(storage), false);
 }
 
 // ---- load --------------------------------------------------------------------

@@ -37,6 +37,23 @@ TEST(Format, RoundTripAndAlignment) {
   EXPECT_EQ(c.payload[12], std::byte{0xab});
 }
 
+TEST(Format, WrittenInPlace) {
+  // write_container_to into a dirty buffer gives the same bytes as write_container.
+  const auto file = sample();
+  std::vector<std::byte> out(container_size(5, 13), std::byte{0x5a});
+  ASSERT_EQ(out.size(), file.size());
+  detail::ByteWriter params;
+  params.u32(7);
+  params.u8(1);
+  write_container_to(out, Kind::cuckoo, params.buffer(), 13, [](std::span<std::byte> payload) {
+    ASSERT_EQ(payload.size(), 13u);
+    for (auto& b : payload) b = std::byte{0xab};
+  });
+  EXPECT_EQ(out, file);
+  std::vector<std::byte> wrong(out.size() + 8);
+  EXPECT_THROW(write_container_to(wrong, Kind::cuckoo, params.buffer(), 13, [](std::span<std::byte>) {}), Error);
+}
+
 TEST(Format, RejectsEveryTruncation) {
   const auto file = sample();
   for (size_t n = 0; n < file.size(); ++n) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <set>
@@ -588,6 +589,76 @@ TEST(SuccinctSet, MillionKeys) {
   write_file_atomic(dir.file("m.amq"), bytes);
   check_set(SuccinctSet::open(dir.file("m.amq")), ref, 5000, 4);
   check_set(SuccinctSet::load(bytes), ref, 2000, 5);
+}
+
+// Positions past 32 bits: a set with more than 4 GiB of key bytes, nearly all of them in
+// tails, so the tail area, the tail bitmap's positions and the file pass 2^32. Built,
+// checked key by key against the sorted keys, written, memory-mapped and checked again.
+// Needs ~16 GiB of memory, ~6 GiB of disk in the temporary directory and a few minutes,
+// so it runs only when asked: AMQ_LARGE_TESTS=1.
+TEST(SuccinctSet, BeyondFourGiBOfKeyBytes) {
+  if (kSanitized) GTEST_SKIP() << "not under sanitizers";
+  if (!std::getenv("AMQ_LARGE_TESTS"))
+    GTEST_SKIP() << "set AMQ_LARGE_TESTS=1 to run (needs ~16 GiB of memory and ~6 GiB of disk)";
+  constexpr size_t kLen = 224, kKeys = (size_t{1} << 24) + (size_t{1} << 22);  // 4.7e9 key bytes
+  std::vector<char> arena(kLen * kKeys);
+  std::mt19937_64 rng(2026);
+  for (size_t i = 0; i < arena.size(); i += 8) {
+    const uint64_t r = rng();
+    for (size_t b = 0; b < 8; ++b) arena[i + b] = static_cast<char>('a' + ((r >> (8 * b)) & 0xff) % 26);
+  }
+  std::vector<std::string_view> sorted(kKeys);
+  for (size_t i = 0; i < kKeys; ++i) sorted[i] = std::string_view(arena.data() + i * kLen, kLen);
+  const auto s = SuccinctSet::build(sorted);  // in generation order
+  std::sort(sorted.begin(), sorted.end());
+  ASSERT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
+  ASSERT_EQ(s.size(), kKeys);
+  ASSERT_GT(s.tail_bytes(), uint64_t{1} << 32);
+  ASSERT_GT(s.size_in_bytes(), size_t{1} << 32);
+
+  auto check = [&](const SuccinctSet& set, size_t stride) {
+    for (size_t i = 0; i < kKeys; i += stride) {
+      ASSERT_TRUE(set.contains(sorted[i])) << i;
+      std::string other(sorted[i]);
+      other.back() = other.back() == 'a' ? 'b' : 'a';
+      const uint64_t at = static_cast<uint64_t>(std::lower_bound(sorted.begin(), sorted.end(), other) - sorted.begin());
+      const bool present = at < kKeys && sorted[at] == other;
+      ASSERT_EQ(set.contains(other), present) << i;
+      ASSERT_EQ(set.rank(other), at) << i;
+    }
+    // Sorted positions and keys at both ends and spread between (the last keys' tails
+    // lie past 4 GiB).
+    for (size_t i = 0; i < kKeys; i = i + 1 < 3000 || i + 3000 >= kKeys ? i + 1 : i + 7919) {
+      ASSERT_EQ(set.index_of(sorted[i]), i);
+      ASSERT_EQ(set.key_at(i), sorted[i]);
+    }
+    // Every key in order, then a prefix and a range near the end.
+    size_t i = 0;
+    for (std::string_view k : set) {
+      ASSERT_LT(i, kKeys);
+      ASSERT_EQ(k, sorted[i]) << i;
+      ++i;
+    }
+    ASSERT_EQ(i, kKeys);
+    const std::string_view last = sorted.back();
+    const std::string_view pre = last.substr(0, 4);
+    i = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), pre) - sorted.begin());
+    for (std::string_view k : set.prefix(pre)) ASSERT_EQ(k, sorted[i++]);
+    ASSERT_EQ(i, kKeys);
+    const size_t a = kKeys - 5000, b = kKeys - 10;
+    i = a;
+    for (std::string_view k : set.range(sorted[a], sorted[b])) ASSERT_EQ(k, sorted[i++]);
+    ASSERT_EQ(i, b);
+  };
+  check(s, 1);
+
+  test::TempDir dir;
+  write_file_atomic(dir.file("big.amq"), s.serialize());
+  const auto mapped = SuccinctSet::open(dir.file("big.amq"));
+  ASSERT_TRUE(mapped.is_mapped());
+  ASSERT_EQ(mapped.size(), kKeys);
+  ASSERT_EQ(mapped.size_in_bytes(), s.size_in_bytes());
+  check(mapped, 3);
 }
 
 TEST(SuccinctSet, Uint64Keys) {

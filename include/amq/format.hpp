@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -72,5 +73,13 @@ Container parse_container(std::span<const std::byte> file, std::optional<Kind> e
 // Builds a complete container file.
 std::vector<std::byte> write_container(Kind kind, std::span<const std::byte> params,
                                        std::span<const std::byte> payload);
+// The size of a container file with params and payload of these lengths.
+size_t container_size(size_t params_len, size_t payload_len) noexcept;
+// Writes a container file into `out`, which must be exactly container_size(params.size(),
+// payload_len) bytes: the header and params, then fill_payload(span of payload_len
+// bytes) writes the payload in place, then the padding and checksum. For structures
+// built straight into their final memory, with no second copy of a large payload.
+void write_container_to(std::span<std::byte> out, Kind kind, std::span<const std::byte> params,
+                        size_t payload_len, const std::function<void(std::span<std::byte>)>& fill_payload);
 
 }  // namespace amq

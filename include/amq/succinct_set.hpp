@@ -208,6 +208,8 @@ class SuccinctSet {
 
   static SuccinctSet build_views(std::vector<std::string_view> keys, Options options);
   static std::shared_ptr<const Storage> copy_storage(std::span<const std::byte> file);
+  // Storage for a file of `size` bytes, not yet written (its last word's padding zeroed).
+  static std::shared_ptr<Storage> allocate_storage(size_t size);
   static SuccinctSet from_storage(std::shared_ptr<const Storage> storage, bool verify_checksum);
 
   // The first label position of node v in the label bitmap.
