@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <utility>
 
 #include "amq/any_set.hpp"
@@ -53,5 +54,6 @@ std::unique_ptr<AnySet> load_gcs(std::span<const std::byte> file);
 std::unique_ptr<AnySet> load_gcs_outside(std::span<const std::byte> file, const LoadOptions& options);  // bip158, cache-digest
 std::unique_ptr<AnySet> build_succinct(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_succinct(std::span<const std::byte> file);
+std::unique_ptr<AnySet> open_succinct(const std::string& path);  // memory-mapped
 
 }  // namespace amq::detail

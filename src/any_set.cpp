@@ -1,11 +1,16 @@
 #include "amq/any_set.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "amq/bloom_filter.hpp"
+#include "amq/detail/byte_io.hpp"
 #include "amq/error.hpp"
+#include "amq/file_io.hpp"
 #include "any_adapters.hpp"
 
 namespace amq {
@@ -112,6 +117,23 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, const LoadOpti
   for (const auto& [name, value] : options.extra)
     throw Error(Errc::invalid_argument, "option --" + name + " does not apply to format '" + options.format + "'");
   return load_set(file, options.format);
+}
+
+std::unique_ptr<AnySet> open_set(const std::string& path, const LoadOptions& options) {
+  if ((options.format == "auto" || options.format == "amq") && options.extra.empty()) {
+    // Only a regular file's header is peeked at: a pipe's bytes would be consumed.
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) {
+      std::array<char, kContainerHeaderSize> head{};
+      std::ifstream in(path, std::ios::binary);
+      if (in.read(head.data(), head.size()) &&
+          has_container_magic(std::as_bytes(std::span(head))) &&
+          detail::load_le16(reinterpret_cast<const std::byte*>(head.data()) + 10) ==
+              static_cast<uint16_t>(Kind::succinct))
+        return detail::open_succinct(path);
+    }
+  }
+  return load_set(read_file(path), options);
 }
 
 }  // namespace amq

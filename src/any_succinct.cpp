@@ -12,11 +12,12 @@ class AnySuccinct final : public SetAdapter<SuccinctSet, Kind::succinct> {
  public:
   using SetAdapter::SetAdapter;
   SetInfo info() const override {
-    SetInfo i = make_info(Kind::succinct, s_.size(), serialize().size(), 0.0, true);
+    SetInfo i = make_info(Kind::succinct, s_.size(), s_.file_size(), 0.0, true);
     i.params = {{"nodes", std::to_string(s_.node_count())},
                 {"tails", std::to_string(s_.tail_count())},
                 {"tail_bytes", std::to_string(s_.tail_bytes())},
-                {"memory_bytes", std::to_string(s_.size_in_bytes())}};
+                {"memory_bytes", std::to_string(s_.size_in_bytes())},
+                {"mapped", s_.is_mapped() ? "yes" : "no"}};
     return i;
   }
   std::vector<std::byte> serialize() const override { return s_.serialize(); }
@@ -31,6 +32,10 @@ std::unique_ptr<AnySet> build_succinct(const BuildOptions& o, std::span<const By
 
 std::unique_ptr<AnySet> load_succinct(std::span<const std::byte> file) {
   return std::make_unique<AnySuccinct>(SuccinctSet::load(file));
+}
+
+std::unique_ptr<AnySet> open_succinct(const std::string& path) {
+  return std::make_unique<AnySuccinct>(SuccinctSet::open(path));
 }
 
 }  // namespace amq::detail

@@ -789,6 +789,14 @@ TEST(SuccinctSetCli, BuildQueryInfoList) {
   EXPECT_NE(r.out.find("\"kind\":\"succinct\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"items\":5"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"fpp_expected\":0"), std::string::npos) << r.out;
+  // A file is memory-mapped (open_set), a pipe read and copied; both answer alike.
+  EXPECT_NE(r.out.find("\"mapped\":\"yes\""), std::string::npos) << r.out;
+  r = test::run("cat '" + f + "' | " + amq + " info --json /dev/stdin");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"mapped\":\"no\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"items\":5"), std::string::npos) << r.out;
+  r = test::run("cat '" + f + "' | " + amq + " query /dev/stdin fig kiwi");
+  EXPECT_EQ(r.out, "fig\n");
   r = test::run(amq + " list '" + f + "'");
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "apple\napricot\nbanana\nfig\npear\n");
@@ -823,6 +831,13 @@ TEST(SuccinctSetCli, ListRejectsOtherAndBrokenFiles) {
   r = test::run(amq + " list '" + broken + "'");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(broken), std::string::npos) << r.err;
+  // query and info map the file: the same one-line error, exit 2.
+  for (const std::string& cmd : {" query '" + broken + "' a", " info '" + broken + "'"}) {
+    r = test::run(amq + cmd);
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_NE(r.err.find(broken), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
   r = test::run(amq + " list '" + dir.file("missing.amq") + "'");
   EXPECT_EQ(r.status, 2);
 }

@@ -16,7 +16,9 @@ namespace {
 // Loads FILE in the given format; errors name the file.
 std::unique_ptr<AnySet> load_path(const std::string& path, const std::string& format) {
   try {
-    return load_set(read_file(path), format);
+    LoadOptions options;
+    options.format = format;
+    return open_set(path, options);
   } catch (const Error& e) {
     const std::string msg = e.what();
     if (msg.rfind(path, 0) == 0) throw;
@@ -27,7 +29,7 @@ std::unique_ptr<AnySet> load_path(const std::string& path, const std::string& fo
 // Loads FILE with format-specific options (bip158's --siphash-key, ...).
 std::unique_ptr<AnySet> load_path(const std::string& path, const LoadOptions& options) {
   try {
-    return load_set(read_file(path), options);
+    return open_set(path, options);
   } catch (const Error& e) {
     const std::string msg = e.what();
     if (msg.rfind(path, 0) == 0) throw;
