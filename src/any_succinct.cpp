@@ -12,7 +12,7 @@ class AnySuccinct final : public SetAdapter<SuccinctSet, Kind::succinct> {
  public:
   using SetAdapter::SetAdapter;
   SetInfo info() const override {
-    SetInfo i = make_info(Kind::succinct, s_.size(), s_.file_size(), 0.0, true);
+    SetInfo i = make_info(Kind::succinct, s_.size(), s_.bytes().size(), 0.0, true);
     i.params = {{"nodes", std::to_string(s_.node_count())},
                 {"tails", std::to_string(s_.tail_count())},
                 {"tail_bytes", std::to_string(s_.tail_bytes())},
@@ -21,6 +21,7 @@ class AnySuccinct final : public SetAdapter<SuccinctSet, Kind::succinct> {
     return i;
   }
   std::vector<std::byte> serialize() const override { return s_.serialize(); }
+  void write_to(const std::function<void(std::span<const std::byte>)>& sink) const override { sink(s_.bytes()); }
 };
 
 }  // namespace

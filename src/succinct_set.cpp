@@ -134,7 +134,7 @@ std::shared_ptr<SuccinctSet::Storage> SuccinctSet::allocate_storage(size_t size)
 }
 
 bool SuccinctSet::is_mapped() const noexcept { return storage_ && storage_->is_mapped; }
-size_t SuccinctSet::file_size() const noexcept { return storage_->file.size(); }
+std::span<const std::byte> SuccinctSet::bytes() const noexcept { return storage_->file; }
 
 // ---- build -------------------------------------------------------------------
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -65,6 +66,9 @@ class AnySet {
   virtual SetInfo info() const = 0;
   // The whole file, in the format the set was built or loaded in.
   virtual std::vector<std::byte> serialize() const = 0;
+  // Hands the same bytes to `sink`; a set that keeps its whole file image (SuccinctSet)
+  // passes it without making a copy of gigabytes.
+  virtual void write_to(const std::function<void(std::span<const std::byte>)>& sink) const { sink(serialize()); }
 };
 
 // Builds a set of `kind` holding `keys`. Throws amq::Error(invalid_argument) for

@@ -173,8 +173,8 @@ class SuccinctSet {
   uint64_t node_count() const noexcept { return nodes_; }
   uint64_t tail_count() const noexcept { return tails_; }
   uint64_t tail_bytes() const noexcept { return tail_bytes_; }
-  // The size of its file (serialize().size()), without making the copy.
-  size_t file_size() const noexcept;
+  // The file the set answers from (what serialize() copies): valid while the set lives.
+  std::span<const std::byte> bytes() const noexcept;
   // True if the set answers from a memory-mapped file (open()).
   bool is_mapped() const noexcept;
 

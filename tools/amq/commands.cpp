@@ -56,7 +56,7 @@ struct Bip158Opts {
 
 void save_path(const std::string& path, const AnySet& set) {
   try {
-    write_output(path, set.serialize());
+    set.write_to([&](std::span<const std::byte> bytes) { write_output(path, bytes); });
   } catch (const Error& e) {
     const std::string msg = e.what();
     if (msg.rfind(path, 0) == 0) throw;
