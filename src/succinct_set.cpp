@@ -65,9 +65,9 @@ uint64_t directory_words(int vec, uint64_t bits, uint64_t ones) {
   return vec == kLouds ? LoudsBits::directory_words(ones) : TailBits::directory_words(ones);
 }
 
-std::vector<uint64_t> build_directory(int vec, const detail::BitVector& b) {
-  if (vec == kLeaf) return LeafBits::build_directory(b.words(), b.size(), false);
-  return vec == kLouds ? LoudsBits::build_directory(b.words(), b.size()) : TailBits::build_directory(b.words(), b.size());
+std::vector<uint64_t> build_directory(int vec, std::span<const uint64_t> words, uint64_t bits) {
+  if (vec == kLeaf) return LeafBits::build_directory(words, bits, false);
+  return vec == kLouds ? LoudsBits::build_directory(words, bits) : TailBits::build_directory(words, bits);
 }
 
 bool verify_directory(int vec, std::span<const uint64_t> words, uint64_t bits, std::span<const uint64_t> dir) {
@@ -138,95 +138,134 @@ std::span<const std::byte> SuccinctSet::bytes() const noexcept { return storage_
 
 // ---- build -------------------------------------------------------------------
 
-SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options options) {
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+namespace {
 
-  detail::BitVector vec[kVecCount];
-  std::string labels, tails;
-  if (options.tail_compression) {
-    // Tails hold at most the key bytes: reserved once (untouched pages cost nothing),
-    // so a tail area of gigabytes is not copied on growth with twice its size live.
-    size_t total = 0;
-    for (std::string_view k : keys) total += k.size();
-    tails.reserve(total);
-  }
+// The trie of sorted, distinct keys in level order, handed to `out` node by node:
+// tail_node(rest) for a node holding one key whose bytes from there on are its tail,
+// else inner_node(is_leaf), a label(c) per child and close_node(). The walk runs twice
+// (TrieCount, then TrieWrite into the file), so nothing is held but the file itself.
+template <class Out>
+void walk_trie(const std::vector<std::string_view>& keys, bool tail_compression, Out& out) {
   struct Part {
     size_t s, e, col;  // keys [s, e) share their first `col` bytes
   };
   std::vector<Part> level, next;
   if (keys.empty()) {
-    vec[kLouds].push_back(true);
-    vec[kLeaf].push_back(false);
-    vec[kTailMap].push_back(true);
-  } else {
-    level.push_back({0, keys.size(), 0});
+    out.inner_node(false);
+    out.close_node();
+    return;
   }
+  level.push_back({0, keys.size(), 0});
   while (!level.empty()) {
     next.clear();
     for (const Part& p : level) {
-      if (options.tail_compression && p.e - p.s == 1) {
+      if (tail_compression && p.e - p.s == 1) {
         // A single key below this node: the node is its leaf, the rest its tail.
-        const std::string_view rest = keys[p.s].substr(p.col);
-        vec[kLouds].push_back(true);
-        vec[kLeaf].push_back(true);
-        vec[kTailMap].push_back(true);
-        tails.append(rest);
-        for (size_t i = 0; i < rest.size(); ++i) vec[kTailMap].push_back(false);
+        out.tail_node(keys[p.s].substr(p.col));
         continue;
       }
       size_t s = p.s;
       const bool is_leaf = keys[s].size() == p.col;  // sorted: the shortest key comes first
-      vec[kLeaf].push_back(is_leaf);
-      vec[kTailMap].push_back(true);
+      out.inner_node(is_leaf);
       if (is_leaf) ++s;
       for (size_t j = s; j < p.e;) {
         const size_t from = j;
         const char c = keys[from][p.col];
         while (j < p.e && keys[j][p.col] == c) ++j;
         next.push_back({from, j, p.col + 1});
-        labels.push_back(c);
-        vec[kLouds].push_back(false);
+        out.label(c);
       }
-      vec[kLouds].push_back(true);
+      out.close_node();
     }
     std::swap(level, next);
   }
+}
 
-  const uint64_t n = keys.size();
-  const uint64_t nodes = vec[kLeaf].size();
+struct TrieCount {
+  uint64_t nodes = 0, tail_bytes = 0;
+  void tail_node(std::string_view rest) {
+    ++nodes;
+    tail_bytes += rest.size();
+  }
+  void inner_node(bool) { ++nodes; }
+  void label(char) {}
+  void close_node() {}
+};
+
+// Appends bits to words that start zeroed.
+struct BitSink {
+  uint64_t* words;
+  uint64_t at = 0;
+  void push(bool bit) {
+    words[at >> 6] |= uint64_t{bit} << (at & 63);
+    ++at;
+  }
+  void push_zeros(uint64_t n) { at += n; }
+};
+
+struct TrieWrite {
+  BitSink louds, leaf, tail_map;
+  char* labels;
+  char* tails;
+  void tail_node(std::string_view rest) {
+    louds.push(true);
+    leaf.push(true);
+    tail_map.push(true);
+    tail_map.push_zeros(rest.size());
+    if (!rest.empty()) std::memcpy(tails, rest.data(), rest.size());
+    tails += rest.size();
+  }
+  void inner_node(bool is_leaf) {
+    leaf.push(is_leaf);
+    tail_map.push(true);
+  }
+  void label(char c) {
+    *labels++ = c;
+    louds.push(false);
+  }
+  void close_node() { louds.push(true); }
+};
+
+}  // namespace
+
+SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options options) {
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  // Built in two passes over the trie: one counts its nodes and tail bytes, which fix
+  // every size in the file; the other writes the bitmaps, labels and tails straight into
+  // the set's own memory. Peak memory is the keys and the set: a tails string, bit
+  // vectors and a file image beside it had made a tail-heavy build peak at ~3x the set.
+  TrieCount count;
+  walk_trie(keys, options.tail_compression, count);
+  const uint64_t n = keys.size(), nodes = count.nodes, edges = nodes - 1;
+  const Shape shape = shape_of(n, nodes, count.tail_bytes);
   detail::ByteWriter params;
   params.u64(n);
   params.u64(nodes);
-  params.u64(tails.size());
-  // The file is written once, straight into the set's own memory: with tails that
-  // hold most of the key bytes, a payload buffer and a file image beside it had made
-  // building take ~5x the set's size at its peak (20 GiB for a 4 GiB set).
-  std::vector<uint64_t> dirs[kVecCount];
-  uint64_t payload_len = 0;
+  params.u64(count.tail_bytes);
+  uint64_t words[kVecCount], at[kVecCount], payload_len = 0;
   for (int i = 0; i < kVecCount; ++i) {
-    dirs[i] = build_directory(i, vec[i]);
-    payload_len += 8 * (vec[i].words().size() + dirs[i].size());
+    words[i] = (shape.bits[i] + 63) / 64;
+    at[i] = payload_len;
+    payload_len += 8 * (words[i] + directory_words(i, shape.bits[i], shape.ones[i]));
   }
-  const uint64_t tails_at = payload_len + pad8(labels.size());
-  payload_len = tails_at + pad8(tails.size());
+  const uint64_t labels_at = payload_len, tails_at = labels_at + pad8(edges);
+  payload_len = tails_at + pad8(count.tail_bytes);
   auto storage = allocate_storage(container_size(params.buffer().size(), payload_len));
-  const std::span<std::byte> out(reinterpret_cast<std::byte*>(storage->owned.get()), storage->file.size());
-  write_container_to(out, Kind::succinct, params.buffer(), payload_len, [&](std::span<std::byte> payload) {
-    std::byte* at = payload.data();
-    auto put = [&](const void* from, size_t bytes) {
-      if (bytes > 0) std::memcpy(at, from, bytes);
-      at += bytes;
-    };
+  const std::span<std::byte> file(reinterpret_cast<std::byte*>(storage->owned.get()), storage->file.size());
+  write_container_to(file, Kind::succinct, params.buffer(), payload_len, [&](std::span<std::byte> payload) {
+    // The payload is 8-aligned in the file, which is 8-aligned in memory.
+    std::byte* const base = payload.data();
+    auto words_at = [&](int i) { return reinterpret_cast<uint64_t*>(base + at[i]); };
+    for (int i = 0; i < kVecCount; ++i) std::memset(words_at(i), 0, 8 * words[i]);
+    std::memset(base + labels_at, 0, payload_len - labels_at);
+    TrieWrite w{{words_at(kLouds)}, {words_at(kLeaf)}, {words_at(kTailMap)},
+                reinterpret_cast<char*>(base + labels_at), reinterpret_cast<char*>(base + tails_at)};
+    walk_trie(keys, options.tail_compression, w);
     for (int i = 0; i < kVecCount; ++i) {
-      put(vec[i].words().data(), 8 * vec[i].words().size());
-      put(dirs[i].data(), 8 * dirs[i].size());
+      const auto dir = build_directory(i, std::span<const uint64_t>(words_at(i), words[i]), shape.bits[i]);
+      if (!dir.empty()) std::memcpy(words_at(i) + words[i], dir.data(), 8 * dir.size());
     }
-    put(labels.data(), labels.size());
-    std::memset(at, 0, pad8(labels.size()) - labels.size());
-    at = payload.data() + tails_at;
-    put(tails.data(), tails.size());
-    std::memset(at, 0, pad8(tails.size()) - tails.size());
   });
   return from_storage(std::move(storage), false);
 }
