@@ -56,6 +56,10 @@
 //    load(bytes) copies. Both validate every length and offset, every rank/select
 //    directory entry, and the shape of the trie before the first query, so a
 //    corrupted or hostile file is an amq::Error, never a crash or a hang.
+//  * Large sets: every position is 64-bit, and a test (AMQ_LARGE_TESTS=1) builds,
+//    writes, maps and checks a set of 4.7·10^9 key bytes. A build holds the keys and
+//    the set, nothing more: two passes over the trie, the second writing the file in
+//    place. bytes() is that file, for writing it out without a copy.
 //  * Thread safety: every member function is const after construction, so any
 //    number of threads may query one set at once. Iterators and ranges refer to the
 //    set and must not outlive it.
@@ -70,7 +74,7 @@
 //   set.index_of("axy");              // 2
 //   set.key_at(0);                    // "ab"
 //   for (std::string_view k : set.prefix("ab")) ...;   // "ab", "abc"
-//   amq::write_file_atomic("words.amq", set.serialize());
+//   amq::write_file_atomic("words.amq", set.bytes());
 //   auto mapped = amq::SuccinctSet::open("words.amq");  // queried in place
 #pragma once
 
