@@ -257,11 +257,12 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
     // The payload is 8-aligned in the file, which is 8-aligned in memory.
     std::byte* const base = payload.data();
     auto words_at = [&](int i) { return reinterpret_cast<uint64_t*>(base + at[i]); };
-    for (int i = 0; i < kVecCount; ++i) std::memset(words_at(i), 0, 8 * words[i]);
-    std::memset(base + labels_at, 0, payload_len - labels_at);
+    for (int i = 0; i < kVecCount; ++i) std::memset(words_at(i), 0, 8 * words[i]);  // bits are or-ed in
     TrieWrite w{{words_at(kLouds)}, {words_at(kLeaf)}, {words_at(kTailMap)},
                 reinterpret_cast<char*>(base + labels_at), reinterpret_cast<char*>(base + tails_at)};
     walk_trie(keys, options.tail_compression, w);
+    std::memset(base + labels_at + edges, 0, tails_at - labels_at - edges);  // the padding after each
+    std::memset(base + tails_at + count.tail_bytes, 0, payload_len - tails_at - count.tail_bytes);
     for (int i = 0; i < kVecCount; ++i) {
       const auto dir = build_directory(i, std::span<const uint64_t>(words_at(i), words[i]), shape.bits[i]);
       if (!dir.empty()) std::memcpy(words_at(i) + words[i], dir.data(), 8 * dir.size());
