@@ -75,13 +75,29 @@ bool verify_directory(int vec, std::span<const uint64_t> words, uint64_t bits, s
   return vec == kLouds ? LoudsBits::verify_directory(words, bits, dir) : TailBits::verify_directory(words, bits, dir);
 }
 
+// The payload's layout, all from the three counts: each bit vector's words and then its
+// directory, the labels (one per edge) and the tails, each padded to 8 bytes.
 struct Shape {
   uint64_t bits[kVecCount];
   uint64_t ones[kVecCount];
+  uint64_t words[kVecCount], dir_words[kVecCount];
+  uint64_t at[kVecCount];  // byte offset of each vector's words in the payload
+  uint64_t edges, labels_at, tails_at, payload_bytes;
 };
 
 Shape shape_of(uint64_t n, uint64_t nodes, uint64_t tail_bytes) {
-  return Shape{{2 * nodes - 1, nodes, nodes + tail_bytes}, {nodes, n, nodes}};
+  Shape s{{2 * nodes - 1, nodes, nodes + tail_bytes}, {nodes, n, nodes}, {}, {}, {}, nodes - 1, 0, 0, 0};
+  uint64_t at = 0;
+  for (int i = 0; i < kVecCount; ++i) {
+    s.words[i] = (s.bits[i] + 63) / 64;
+    s.dir_words[i] = directory_words(i, s.bits[i], s.ones[i]);
+    s.at[i] = at;
+    at += 8 * (s.words[i] + s.dir_words[i]);
+  }
+  s.labels_at = at;
+  s.tails_at = at + pad8(s.edges);
+  s.payload_bytes = s.tails_at + pad8(tail_bytes);
+  return s;
 }
 
 int compare_bytes(std::string_view a, std::span<const std::byte> b) noexcept {
@@ -237,35 +253,28 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
   // vectors and a file image beside it had made a tail-heavy build peak at ~3x the set.
   TrieCount count;
   walk_trie(keys, options.tail_compression, count);
-  const uint64_t n = keys.size(), nodes = count.nodes, edges = nodes - 1;
+  const uint64_t n = keys.size(), nodes = count.nodes;
   const Shape shape = shape_of(n, nodes, count.tail_bytes);
   detail::ByteWriter params;
   params.u64(n);
   params.u64(nodes);
   params.u64(count.tail_bytes);
-  uint64_t words[kVecCount], at[kVecCount], payload_len = 0;
-  for (int i = 0; i < kVecCount; ++i) {
-    words[i] = (shape.bits[i] + 63) / 64;
-    at[i] = payload_len;
-    payload_len += 8 * (words[i] + directory_words(i, shape.bits[i], shape.ones[i]));
-  }
-  const uint64_t labels_at = payload_len, tails_at = labels_at + pad8(edges);
-  payload_len = tails_at + pad8(count.tail_bytes);
+  const uint64_t payload_len = shape.payload_bytes, labels_at = shape.labels_at, tails_at = shape.tails_at;
   auto storage = allocate_storage(container_size(params.buffer().size(), payload_len));
   const std::span<std::byte> file(reinterpret_cast<std::byte*>(storage->owned.get()), storage->file.size());
   write_container_to(file, Kind::succinct, params.buffer(), payload_len, [&](std::span<std::byte> payload) {
     // The payload is 8-aligned in the file, which is 8-aligned in memory.
     std::byte* const base = payload.data();
-    auto words_at = [&](int i) { return reinterpret_cast<uint64_t*>(base + at[i]); };
-    for (int i = 0; i < kVecCount; ++i) std::memset(words_at(i), 0, 8 * words[i]);  // bits are or-ed in
+    auto words_at = [&](int i) { return reinterpret_cast<uint64_t*>(base + shape.at[i]); };
+    for (int i = 0; i < kVecCount; ++i) std::memset(words_at(i), 0, 8 * shape.words[i]);  // bits are or-ed in
     TrieWrite w{{words_at(kLouds)}, {words_at(kLeaf)}, {words_at(kTailMap)},
                 reinterpret_cast<char*>(base + labels_at), reinterpret_cast<char*>(base + tails_at)};
     walk_trie(keys, options.tail_compression, w);
-    std::memset(base + labels_at + edges, 0, tails_at - labels_at - edges);  // the padding after each
+    std::memset(base + labels_at + shape.edges, 0, tails_at - labels_at - shape.edges);  // the padding after each
     std::memset(base + tails_at + count.tail_bytes, 0, payload_len - tails_at - count.tail_bytes);
     for (int i = 0; i < kVecCount; ++i) {
-      const auto dir = build_directory(i, std::span<const uint64_t>(words_at(i), words[i]), shape.bits[i]);
-      if (!dir.empty()) std::memcpy(words_at(i) + words[i], dir.data(), 8 * dir.size());
+      const auto dir = build_directory(i, std::span<const uint64_t>(words_at(i), shape.words[i]), shape.bits[i]);
+      if (!dir.empty()) std::memcpy(words_at(i) + shape.words[i], dir.data(), 8 * dir.size());
     }
   });
   return from_storage(std::move(storage), false);
@@ -303,20 +312,15 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
                   " nodes, " + std::to_string(s.tail_bytes_) +
                   " tail bytes) for a payload of " + std::to_string(payload) + " bytes");
   const Shape shape = shape_of(s.n_, s.nodes_, s.tail_bytes_);
-  uint64_t expect = 0;
-  for (int i = 0; i < kVecCount; ++i)
-    expect += 8 * ((shape.bits[i] + 63) / 64 + directory_words(i, shape.bits[i], shape.ones[i]));
-  const uint64_t edges = s.nodes_ - 1;
-  expect += pad8(edges) + pad8(s.tail_bytes_);
-  if (payload != expect)
-    throw corrupt("payload of " + std::to_string(payload) + " bytes, the counts need " + std::to_string(expect));
+  const uint64_t edges = shape.edges;
+  if (payload != shape.payload_bytes)
+    throw corrupt("payload of " + std::to_string(payload) + " bytes, the counts need " +
+                  std::to_string(shape.payload_bytes));
 
   // The payload is 8-aligned in the file, and the file is 8-aligned in memory.
-  const uint64_t* at = reinterpret_cast<const uint64_t*>(c.payload.data());
   for (int i = 0; i < kVecCount; ++i) {
-    const uint64_t nw = (shape.bits[i] + 63) / 64, nd = directory_words(i, shape.bits[i], shape.ones[i]);
-    const std::span<const uint64_t> words(at, nw), dir(at + nw, nd);
-    at += nw + nd;
+    const uint64_t* at = reinterpret_cast<const uint64_t*>(c.payload.data() + shape.at[i]);
+    const std::span<const uint64_t> words(at, shape.words[i]), dir(at + shape.words[i], shape.dir_words[i]);
     if (!verify_directory(i, words, shape.bits[i], dir))
       throw corrupt(std::string(kVecName[i]) + ": rank/select directory does not match the bits");
     uint64_t ones = 0;
@@ -334,9 +338,9 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
       throw corrupt(std::string(kVecName[i]) + " has " + std::to_string(ones) + " ones, expected " +
                     std::to_string(shape.ones[i]));
   }
-  s.labels_ = reinterpret_cast<const uint8_t*>(at);
-  s.tail_ = s.labels_ + pad8(edges);
-  s.labels_end_ = s.tail_ + pad8(s.tail_bytes_);  // the end of the payload
+  s.labels_ = reinterpret_cast<const uint8_t*>(c.payload.data() + shape.labels_at);
+  s.tail_ = reinterpret_cast<const uint8_t*>(c.payload.data() + shape.tails_at);
+  s.labels_end_ = reinterpret_cast<const uint8_t*>(c.payload.data()) + shape.payload_bytes;  // the end of the payload
   for (uint64_t i = edges; i < pad8(edges); ++i)
     if (s.labels_[i] != 0) throw corrupt("non-zero padding after the labels");
   for (uint64_t i = s.tail_bytes_; i < pad8(s.tail_bytes_); ++i)
