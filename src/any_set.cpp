@@ -8,7 +8,6 @@
 #include <string>
 
 #include "amq/bloom_filter.hpp"
-#include "amq/detail/byte_io.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
 #include "any_adapters.hpp"
@@ -126,10 +125,7 @@ std::unique_ptr<AnySet> open_set(const std::string& path, const LoadOptions& opt
     if (std::filesystem::is_regular_file(path, ec)) {
       std::array<char, kContainerHeaderSize> head{};
       std::ifstream in(path, std::ios::binary);
-      if (in.read(head.data(), head.size()) &&
-          has_container_magic(std::as_bytes(std::span(head))) &&
-          detail::load_le16(reinterpret_cast<const std::byte*>(head.data()) + 10) ==
-              static_cast<uint16_t>(Kind::succinct))
+      if (in.read(head.data(), head.size()) && container_kind(std::as_bytes(std::span(head))) == Kind::succinct)
         return detail::open_succinct(path);
     }
   }

@@ -53,6 +53,14 @@ bool has_container_magic(std::span<const std::byte> file) noexcept {
   return file.size() >= kMagic.size() && std::memcmp(file.data(), kMagic.data(), kMagic.size()) == 0;
 }
 
+std::optional<Kind> container_kind(std::span<const std::byte> head) noexcept {
+  if (head.size() < 12 || !has_container_magic(head)) return std::nullopt;
+  const uint16_t raw = static_cast<uint16_t>(std::to_integer<uint16_t>(head[10]) | std::to_integer<uint16_t>(head[11]) << 8);
+  const Kind kind = static_cast<Kind>(raw);
+  if (kind_name(kind) == "unknown") return std::nullopt;
+  return kind;
+}
+
 Container parse_container(std::span<const std::byte> file, std::optional<Kind> expected, bool verify_checksum) {
   if (file.size() < kMagic.size() || !has_container_magic(file))
     throw Error(Errc::bad_magic, "not an amq file (bad magic)");

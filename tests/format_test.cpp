@@ -94,6 +94,19 @@ TEST(Format, TypedErrors) {
   EXPECT_EQ(code_of(unknown), Errc::corrupt);
 }
 
+TEST(Format, ContainerKindFromTheHeader) {
+  const auto file = sample();
+  EXPECT_EQ(container_kind(file), Kind::cuckoo);
+  EXPECT_EQ(container_kind(std::span(file).first(kContainerHeaderSize)), Kind::cuckoo);
+  EXPECT_EQ(container_kind(std::span(file).first(11)), std::nullopt);
+  auto bad = file;
+  bad[10] = std::byte{0x7f};  // no such kind
+  EXPECT_EQ(container_kind(bad), std::nullopt);
+  bad = file;
+  bad[0] = std::byte{'B'};
+  EXPECT_EQ(container_kind(bad), std::nullopt);
+}
+
 TEST(Format, KindNames) {
   for (Kind k : all_kinds()) EXPECT_EQ(kind_from_name(kind_name(k)), k);
   EXPECT_FALSE(kind_from_name("nope"));

@@ -62,6 +62,9 @@ struct Container {
 
 // True if `file` starts with the amq magic (it may still be invalid).
 bool has_container_magic(std::span<const std::byte> file) noexcept;
+// The kind a container's header names, from its first bytes (a file's start is
+// enough), or nullopt without the magic or a known kind. Nothing else is checked.
+std::optional<Kind> container_kind(std::span<const std::byte> head) noexcept;
 
 // Validates and splits a container. `expected`, when given, must match the kind.
 // Throws amq::Error: bad_magic, unsupported_version, wrong_kind, truncated, corrupt,

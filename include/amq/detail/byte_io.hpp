@@ -23,11 +23,6 @@ inline uint64_t load_le64(const std::byte* p) noexcept {
   std::memcpy(&v, p, 8);
   return v;
 }
-inline uint16_t load_le16(const std::byte* p) noexcept {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
-  return v;
-}
 inline uint32_t load_le32(const std::byte* p) noexcept {
   uint32_t v;
   std::memcpy(&v, p, 4);
