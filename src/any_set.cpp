@@ -97,8 +97,11 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
     if (format == "auto" && BloomFilter::looks_like_guava(file)) return detail::load_bloom(file, true);
     throw Error(Errc::bad_magic, format == "auto" ? "not an amq file or a Guava Bloom filter" : "not an amq file");
   }
-  const Container c = parse_container(file);
-  switch (c.kind) {
+  // Dispatch on the header's kind; the kind's loader validates the whole file (a
+  // parse_container here as well had checksummed every file twice).
+  const std::optional<Kind> kind = container_kind(file);
+  if (!kind) parse_container(file);  // throws the precise error: truncated, version, kind
+  switch (kind.value_or(Kind{})) {
     case Kind::bloom: return detail::load_bloom(file, false);
     case Kind::blocked_bloom: return detail::load_blocked_bloom(file);
     case Kind::scalable_bloom: return detail::load_scalable_bloom(file);
@@ -108,7 +111,8 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
     case Kind::succinct: return detail::load_succinct(file);
     default: break;
   }
-  throw Error(Errc::unsupported, "reading a " + std::string(kind_name(c.kind)) + " is not available in this build");
+  throw Error(Errc::unsupported, "reading a " + std::string(kind_name(kind.value_or(Kind{}))) +
+                                     " is not available in this build");
 }
 
 std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, const LoadOptions& options) {
