@@ -54,6 +54,7 @@ using TailBits = detail::SelectBits<9, false>;
 
 constexpr uint64_t kTopLevels = 3;        // contains() has the label starts of these levels' nodes
 constexpr uint64_t kTopNodesMax = 4096;   // but of at most this many nodes
+constexpr uint64_t kNarrowLevel = 64;     // and of the levels below them of at most this many nodes
 constexpr uint64_t kSubLevels = 5;        // finer select samples down to this level
 constexpr uint64_t kSubShift = 5;         // one per 32 nodes
 constexpr uint64_t kSubNodesMax = 65536;  // for at most this many nodes
@@ -355,13 +356,22 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   // Level starts: the walk of the leftmost boundary, for rank().
   s.levels_ = 0;
   s.level_leaf_sum_ = 0;
-  uint64_t top = 0;  // the first node below the top kTopLevels levels
+  uint64_t top = 0;  // the first node below the top table's levels
   uint64_t sub = s.nodes_;  // the first node below the top kSubLevels levels
+  bool narrow = true;  // the levels below the top three are narrow so far
   for (uint64_t a = 0;;) {
     s.level_leaf_sum_ += s.leaf_.rank1(a);
     ++s.levels_;
+    const uint64_t level = a;
     a = s.child_boundary(a);
     if (s.levels_ == kTopLevels) top = a;
+    // Below them, narrow levels join too: the long shared prefixes of URLs or paths
+    // are chains of one node a level, a select each without the table.
+    // (At most 1/64 of the payload, for small sets.)
+    if (s.levels_ > kTopLevels && narrow) {
+      narrow = a - level <= kNarrowLevel && a <= kTopNodesMax && 2 * a <= payload / 64;
+      if (narrow) top = a;
+    }
     if (s.levels_ == kSubLevels) sub = a;
     if (a >= s.nodes_) break;
   }

@@ -509,6 +509,43 @@ TEST(SuccinctSet, TopLevelShortcuts) {
   check_all_ways(std::vector<std::string>{"ab", "abab", "abba", "b", "ba", "bab"}, 100, 14);
 }
 
+// Levels below the top three join the top table while they are narrow (at most 64
+// nodes, 4096 in all, 1/64 of the payload): the long shared prefixes of URLs, here
+// three hosts and four directories, ~45 levels of a few nodes each before the names
+// widen the trie. Probes leave the keys at every depth: inside the table, at its
+// last level and below it.
+TEST(SuccinctSet, NarrowLevelsJoinTheTopTable) {
+  std::mt19937_64 rng(31);
+  const std::vector<std::string> hosts = {"https://www.example.com/", "https://static.example.org/",
+                                          "https://api.example.net/v1/"};
+  const std::vector<std::string> dirs = {"assets/images/", "assets/scripts/", "docs/reference/", "blog/"};
+  std::vector<std::string> keys;
+  for (int i = 0; i < (kSanitized ? 2000 : 20000); ++i) {
+    std::string k = hosts[rng() % hosts.size()] + dirs[rng() % dirs.size()];
+    for (size_t n = 3 + rng() % 8; n > 0; --n) k += static_cast<char>('a' + rng() % 26);
+    keys.push_back(k + ".html");
+  }
+  keys.push_back(hosts[0]);
+  keys.push_back(hosts[1] + dirs[2]);
+  const std::set<std::string> ref(keys.begin(), keys.end());
+  const auto s = SuccinctSet::build(keys);
+  const auto plain = SuccinctSet::build(keys, {.tail_compression = false});
+  EXPECT_GT(s.size_in_bytes(), 0u);
+  for (size_t i = 0; i < keys.size(); i += 37) {
+    const std::string& k = keys[i];
+    for (size_t d = 0; d <= k.size(); ++d) {
+      std::string changed = k;
+      if (d < k.size()) changed[d] = static_cast<char>(changed[d] ^ 1);
+      for (const std::string& q : {k.substr(0, d), changed, k.substr(0, d) + "~"}) {
+        ASSERT_EQ(s.contains(q), ref.count(q) > 0) << q;
+        ASSERT_EQ(s.contains_portable(q), ref.count(q) > 0) << q;
+        ASSERT_EQ(plain.contains(q), ref.count(q) > 0) << q;
+      }
+    }
+  }
+  check_all_ways(keys, 2000, 32);
+}
+
 // Below the top table, contains() starts the selects of levels 3 and 4 from finer
 // samples (one per 32 nodes, for at most 65536 nodes). Wide nodes there put many
 // zeros between samples; here levels 3 and 4 hold 88421 nodes, so the finer samples

@@ -24,7 +24,9 @@
 // popcnt, the word picked with conditional moves and finished with BMI2 pdep (chosen
 // at run time; a portable path gives the same answers). The top levels skip work
 // through small tables built on load and counted in size_in_bytes(): the label
-// starts of the top three levels' nodes (at most 4096 nodes, 2 bytes each),
+// starts of the top three levels' nodes and of the narrow levels below them (at
+// most 64 nodes a level, such as the long shared prefixes of URLs or paths; at most
+// 4096 nodes in all, 2 bytes each),
 // 256-bit label maps of the root and its children, so a key's first two bytes cost
 // two popcounts, and finer select starts for the next two levels (one per 32 nodes,
 // 16-bit offsets from the samples, for at most 65536 nodes), whose wide nodes
