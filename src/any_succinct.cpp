@@ -17,6 +17,7 @@ class AnySuccinct final : public SetAdapter<SuccinctSet, Kind::succinct> {
                 {"tails", std::to_string(s_.tail_count())},
                 {"tail_bytes", std::to_string(s_.tail_bytes())},
                 {"memory_bytes", std::to_string(s_.size_in_bytes())},
+                {"chains", std::to_string(s_.chain_count())},
                 {"mapped", s_.is_mapped() ? "yes" : "no"}};
     return i;
   }

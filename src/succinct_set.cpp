@@ -120,7 +120,32 @@ std::shared_ptr<const std::vector<uint16_t>> select_offsets(const Bits& bits, ui
   return out;
 }
 
+// A chain's head node hashed: the filter's bit (low 12+ bits) and the table's slot (high bits).
+[[gnu::always_inline]] inline uint64_t chain_hash(uint64_t v) noexcept { return (v + 1) * 0x9E3779B97F4A7C15ull; }
+
+constexpr uint64_t kChainMin = 8;    // a chain of fewer nodes stays a select a node
+constexpr uint64_t kChainKeys = 16;  // nor is one kept that fewer keys pass through
+
 }  // namespace
+
+// The long chains: node `head` has one label and no key ends there, nor at the next
+// len - 1 nodes down; the len labels on the way lead to node `end`.
+struct SuccinctSet::Chains {
+  struct Slot {
+    uint64_t head = npos, end = 0, end_start = 0, at = 0, len = 0;
+  };
+  std::vector<uint64_t> filter;  // bit chain_hash(head) mod its size, for every head
+  std::vector<Slot> slots;       // open addressing from chain_hash(head) >> shift
+  std::string bytes;             // the chains' labels, slot.at .. slot.at + len
+  unsigned shift = 64;
+  const Slot* find(uint64_t v) const noexcept {
+    const uint64_t mask = slots.size() - 1;
+    for (uint64_t i = chain_hash(v) >> shift;; i = (i + 1) & mask) {
+      if (slots[i].head == v) return &slots[i];
+      if (slots[i].head == npos) return nullptr;
+    }
+  }
+};
 
 SuccinctSet::SuccinctSet() : SuccinctSet(build_views({}, {})) {}
 
@@ -437,7 +462,83 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
     s.payload_bytes_ += 8 * jump->size();
     s.jump_ = std::move(jump);
   }
+  s.find_chains();
   return s;
+}
+
+// Chains of at least kChainMin one-label nodes where no key ends (the shared prefixes
+// of URLs, paths or namespaced keys below the top table): contains() would spend a
+// select on each node. The table is kept only when its chains save a lookup of a
+// present key at least one select on average, since every one-label node on a
+// lookup's path then pays a filter probe (word lists: far fewer). Counted in
+// size_in_bytes().
+void SuccinctSet::find_chains() {
+  auto bit = [](const std::vector<uint64_t>& b, uint64_t i) { return (b[i >> 6] >> (i & 63)) & 1; };
+  std::vector<uint64_t> member((nodes_ + 63) / 64), claimed((nodes_ + 63) / 64);
+  uint64_t members = 0;
+  for (uint64_t v = 0, st = 0; v < nodes_; ++v) {
+    const uint64_t next = louds_.next_one(st);  // v's labels are [st, next)
+    if (next - st == 1 && !leaf_.get(v)) {
+      member[v >> 6] |= uint64_t{1} << (v & 63);
+      ++members;
+    }
+    st = next + 1;
+  }
+  if (members < kChainMin) return;
+  auto c = std::make_shared<Chains>();
+  std::vector<Chains::Slot> found;
+  uint64_t saved = 0;  // selects the chains save over lookups of every key
+  // Levels keys_between may walk for all chains together: a chain's subtree is walked
+  // to its bottom, and nested chains in a deep trie could make that quadratic.
+  uint64_t budget = nodes_ + (uint64_t{1} << 20);
+  for (uint64_t v = 0; v < nodes_; ++v) {
+    if (!bit(member, v) || bit(claimed, v)) continue;
+    // v heads a chain (its parent, an earlier node, is no member or would have claimed it).
+    const size_t at = c->bytes.size();
+    uint64_t u = v;
+    while (u < nodes_ && bit(member, u)) {
+      claimed[u >> 6] |= uint64_t{1} << (u & 63);
+      const uint64_t st = node_start(u);
+      c->bytes.push_back(static_cast<char>(labels_[st - u]));
+      u = st - u + 1;
+    }
+    const uint64_t len = c->bytes.size() - at;
+    // Kept if at least kChainKeys keys pass through it (so a lookup is likely to).
+    const uint64_t keys = len >= kChainMin ? keys_between(u, u + 1, &budget) : 0;
+    if (keys == npos) return;  // a hostile shape: no table rather than a slow load
+    if (keys < kChainKeys) {
+      c->bytes.resize(at);
+      continue;
+    }
+    found.push_back({v, u, node_start(u), at, len});
+    saved += keys * (len - 1);
+  }
+  // Worth its probes if it saves a lookup of a present key one select on average.
+  if (saved < n_) return;
+  c->bytes.shrink_to_fit();
+  unsigned bits = 1;
+  while ((uint64_t{1} << bits) < 2 * found.size()) ++bits;
+  c->shift = 64 - bits;
+  c->slots.resize(uint64_t{1} << bits);
+  for (const Chains::Slot& f : found)
+    for (uint64_t i = chain_hash(f.head) >> c->shift;; i = (i + 1) & (c->slots.size() - 1))
+      if (c->slots[i].head == npos) {
+        c->slots[i] = f;
+        break;
+      }
+  // A filter of at least 16 bits a chain, so most one-label nodes stop at one bit.
+  uint64_t words = 64;
+  while (words * 64 < 16 * found.size()) words *= 2;
+  c->filter.resize(words);
+  for (const Chains::Slot& f : found) {
+    const uint64_t h = chain_hash(f.head);
+    c->filter[(h >> 6) & (words - 1)] |= uint64_t{1} << (h & 63);
+  }
+  payload_bytes_ += 8 * c->filter.size() + sizeof(Chains::Slot) * c->slots.size() + c->bytes.size();
+  chain_filter_ = c->filter.data();
+  chain_filter_mask_ = words - 1;
+  chain_count_ = found.size();
+  chains_ = std::move(c);
 }
 
 // One pass over the nodes: every edge points to a later node (so the trie is a tree
@@ -553,7 +654,7 @@ template <bool Hw>
 // label bitmap, whose samples (one per 128 nodes) leave a word or two to count; the
 // node's label count comes from the word the select ended in. What a level reads is
 // prefetched one and two levels ahead (below the top table).
-template <bool Hw>
+template <bool Hw, bool WithChains>
 [[gnu::always_inline]] inline bool SuccinctSet::contains_t(const uint8_t* p, size_t len) const noexcept {
   // p walks the key (the byte of the current level); end is where it stops.
   const uint8_t* const end = p + len;
@@ -592,6 +693,33 @@ template <bool Hw>
       return true;
     }
     if (p == end) return leaf_.get(v);
+    if constexpr (WithChains) {
+      // Node v may head a long chain: take all its labels at once. (A separate copy of
+      // the descent: the probe's extra values in this loop cost sets without chains
+      // ~10%.)
+      const uint64_t h = chain_hash(v);
+      if (k == 1 && ((chain_filter_[(h >> 6) & chain_filter_mask_] >> (h & 63)) & 1)) {
+        if (const Chains::Slot* c = chains_->find(v)) {
+          // No key ends inside a chain and no node there has another label: the key
+          // must go on with all of the chain's labels.
+          const uint64_t n = c->len;
+          if (static_cast<uint64_t>(end - p) < n) return false;
+          const uint8_t* b = reinterpret_cast<const uint8_t*>(chains_->bytes.data()) + c->at;
+          uint64_t i = 0;
+          for (; i + 8 <= n; i += 8)
+            if (detail::load_le64(reinterpret_cast<const std::byte*>(p + i)) !=
+                detail::load_le64(reinterpret_cast<const std::byte*>(b + i)))
+              return false;
+          for (; i < n; ++i)
+            if (p[i] != b[i]) return false;
+          p += n - 1;
+          v = c->end;
+          st = c->end_start;
+          after = louds_.words()[st >> 6] >> (st & 63);
+          continue;
+        }
+      }
+    }
     const uint8_t* lab = labels_ + (st - v);
     if (st - v >= top_nodes_) {
       // The next node is one of v's children st - v + 1 + j: start fetching the label
@@ -652,26 +780,38 @@ template <bool Hw>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 __attribute__((target("popcnt,bmi,bmi2"))) bool SuccinctSet::contains_popcnt(const uint8_t* p, size_t len) const noexcept {
-  return contains_t<true>(p, len);
+  return contains_t<true, false>(p, len);
+}
+__attribute__((target("popcnt,bmi,bmi2"))) bool SuccinctSet::contains_popcnt_chains(const uint8_t* p,
+                                                                                    size_t len) const noexcept {
+  return contains_t<true, true>(p, len);
 }
 #else
-bool SuccinctSet::contains_popcnt(const uint8_t* p, size_t len) const noexcept { return contains_t<false>(p, len); }
+bool SuccinctSet::contains_popcnt(const uint8_t* p, size_t len) const noexcept { return contains_t<false, false>(p, len); }
+bool SuccinctSet::contains_popcnt_chains(const uint8_t* p, size_t len) const noexcept {
+  return contains_t<false, true>(p, len);
+}
 #endif
 
-bool SuccinctSet::contains_sw(const uint8_t* p, size_t len) const noexcept { return contains_t<false>(p, len); }
+bool SuccinctSet::contains_sw(const uint8_t* p, size_t len) const noexcept { return contains_t<false, false>(p, len); }
+bool SuccinctSet::contains_sw_chains(const uint8_t* p, size_t len) const noexcept {
+  return contains_t<false, true>(p, len);
+}
 
 bool SuccinctSet::contains(KeyView key) const noexcept {
   static const bool hw = detail::cpu_has_fast_pdep();
   if (n_ == 0) return false;
   const Bytes b = key.bytes();
   const uint8_t* p = reinterpret_cast<const uint8_t*>(b.data());
+  if (chain_filter_ != nullptr) return hw ? contains_popcnt_chains(p, b.size()) : contains_sw_chains(p, b.size());
   return hw ? contains_popcnt(p, b.size()) : contains_sw(p, b.size());
 }
 
 bool SuccinctSet::contains_portable(KeyView key) const noexcept {
   if (n_ == 0) return false;
   const Bytes b = key.bytes();
-  return contains_sw(reinterpret_cast<const uint8_t*>(b.data()), b.size());
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(b.data());
+  return chain_filter_ != nullptr ? contains_sw_chains(p, b.size()) : contains_sw(p, b.size());
 }
 
 // Keys < key = the sum over levels of the leaves left of a cut through each level.
@@ -734,9 +874,10 @@ uint64_t SuccinctSet::index_of(KeyView key) const noexcept {
 }
 
 // Keys in the subtrees of the nodes [x, y) of one level.
-uint64_t SuccinctSet::keys_between(uint64_t x, uint64_t y) const noexcept {
+uint64_t SuccinctSet::keys_between(uint64_t x, uint64_t y, uint64_t* budget) const noexcept {
   uint64_t total = 0;
   while (x != y) {
+    if (budget != nullptr && (*budget)-- == 0) return npos;
     total += leaf_.rank1(y) - leaf_.rank1(x);
     if (y >= nodes_ && x >= nodes_) break;
     x = x >= nodes_ ? nodes_ : child_boundary(x);

@@ -388,6 +388,7 @@ void check_all_ways(const std::vector<std::string>& keys, size_t probes = 2000, 
       SCOPED_TRACE("loaded");
       const auto loaded = SuccinctSet::load(bytes);
       EXPECT_FALSE(loaded.is_mapped());
+      EXPECT_EQ(loaded.chain_count(), built.chain_count());
       check_set(loaded, ref, probes, seed + 1);
     }
     {
@@ -396,6 +397,7 @@ void check_all_ways(const std::vector<std::string>& keys, size_t probes = 2000, 
       write_file_atomic(path, bytes);
       const auto mapped = SuccinctSet::open(path);
       EXPECT_TRUE(mapped.is_mapped());
+      EXPECT_EQ(mapped.chain_count(), built.chain_count());
       EXPECT_EQ(mapped.serialize(), bytes);
       check_set(mapped, ref, probes, seed + 2);
     }
@@ -544,6 +546,82 @@ TEST(SuccinctSet, NarrowLevelsJoinTheTopTable) {
     }
   }
   check_all_ways(keys, 2000, 32);
+}
+
+// Below the top table, chains of at least 8 one-label nodes where no key ends, with at
+// least 16 keys below, are taken in one compare when they save a present key's lookup
+// a select on average (a table built on load). Here every key passes through one: two
+// wide levels, then one of 40 long directory names, then file names. Probes leave the
+// keys at every depth, inside the chains too, and end inside them.
+TEST(SuccinctSet, LongChainsTakenAtOnce) {
+  std::mt19937_64 rng(41);
+  std::vector<std::string> dirs;
+  for (int i = 0; i < 40; ++i) {
+    std::string d = "/";
+    for (size_t n = 8 + rng() % 30; n > 0; --n) d += static_cast<char>('a' + rng() % 26);
+    dirs.push_back(d + "/");
+  }
+  std::vector<std::string> keys;
+  for (int a = 0; a < 26; ++a)
+    for (int b = 0; b < 26; ++b) {
+      const std::string top{static_cast<char>('a' + a), static_cast<char>('a' + b)};
+      for (int d = 0; d < 3; ++d) {
+        const std::string dir = top + dirs[rng() % dirs.size()];
+        for (int f = 0; f < (kSanitized ? 17 : 40); ++f) {
+          std::string k = dir;
+          for (size_t n = 1 + rng() % 6; n > 0; --n) k += static_cast<char>('a' + rng() % 26);
+          keys.push_back(k);
+        }
+      }
+    }
+  const std::set<std::string> ref(keys.begin(), keys.end());
+  const auto with = SuccinctSet::build(keys);
+  EXPECT_GE(with.chain_count(), 40u);
+  // Word lists keep no table: their few long chains would not pay for the probes.
+  EXPECT_EQ(SuccinctSet::build(std::vector<std::string>{"internationalization", "internationalizations",
+                                                        "internationalize", "internationalized"})
+                .chain_count(),
+            0u);
+  for (size_t i = 0; i < keys.size(); i += 29) {
+    const std::string& k = keys[i];
+    for (size_t d = 0; d <= k.size(); ++d) {
+      std::string changed = k;
+      if (d < k.size()) changed[d] = static_cast<char>(changed[d] + 1);
+      for (const std::string& q : {k.substr(0, d), changed, k.substr(0, d) + "~", k + "x"}) {
+        ASSERT_EQ(with.contains(q), ref.count(q) > 0) << q;
+        ASSERT_EQ(with.contains_portable(q), ref.count(q) > 0) << q;
+      }
+    }
+  }
+  check_all_ways(keys, 3000, 42);
+}
+
+// The chain table weighs each chain by the keys below it, walking its subtree to the
+// bottom: nested chains in a deep trie would make a load quadratic, so the walk has a
+// budget (the nodes plus 2^20 levels) and the set is then loaded without the table.
+// A spine of n branch points 10 bytes apart, a chain of 9 between each two.
+TEST(SuccinctSet, ChainTableBudgetOnDeepTries) {
+  auto spine = [](int n) {
+    std::vector<std::string> keys;
+    std::string s;
+    for (int i = 0; i < n; ++i) {
+      s += "xxxxxxxxx";
+      keys.push_back(s + "z");
+      s += "y";
+    }
+    keys.push_back(s);
+    return keys;
+  };
+  const auto shallow = SuccinctSet::build(spine(100));
+  EXPECT_GT(shallow.chain_count(), 50u);
+  const std::vector<std::string> keys = spine(700);
+  const auto deep = SuccinctSet::build(keys);
+  EXPECT_EQ(deep.chain_count(), 0u);
+  for (const std::string& k : keys) {
+    ASSERT_TRUE(deep.contains(k));
+    ASSERT_FALSE(deep.contains(k + "x"));
+    ASSERT_FALSE(deep.contains(k.substr(0, k.size() - 1)));
+  }
 }
 
 // Below the top table, contains() starts the selects of levels 3 and 4 from finer

@@ -173,12 +173,15 @@ class SuccinctSet {
 
   uint64_t size() const noexcept { return n_; }
   bool empty() const noexcept { return n_ == 0; }
-  // Bytes of the structure: the payload (bitmaps, directories, labels, tails) and a
-  // small table built on load (the label starts of the top levels' nodes).
+  // Bytes of the structure: the payload (bitmaps, directories, labels, tails) and the
+  // small tables built on load (top levels' label starts, finer select starts, long
+  // chains).
   size_t size_in_bytes() const noexcept { return payload_bytes_; }
   uint64_t node_count() const noexcept { return nodes_; }
   uint64_t tail_count() const noexcept { return tails_; }
   uint64_t tail_bytes() const noexcept { return tail_bytes_; }
+  // Long chains of one-label nodes that contains() takes in one compare (0: no table).
+  uint64_t chain_count() const noexcept { return chain_count_; }
   // The file the set answers from (what serialize() copies): valid while the set lives.
   std::span<const std::byte> bytes() const noexcept;
   // True if the set answers from a memory-mapped file (open()).
@@ -228,13 +231,18 @@ class SuccinctSet {
   std::string_view tail_of(uint64_t v) const noexcept { return tail_of_t<detail::kHwPopcount>(v); }
   template <bool Hw>
   [[gnu::always_inline]] std::string_view tail_of_t(uint64_t v) const noexcept;
-  template <bool Hw>
+  template <bool Hw, bool WithChains>
   bool contains_t(const uint8_t* p, size_t len) const noexcept;
   bool contains_popcnt(const uint8_t* p, size_t len) const noexcept;
   bool contains_sw(const uint8_t* p, size_t len) const noexcept;
+  bool contains_popcnt_chains(const uint8_t* p, size_t len) const noexcept;  // sets with a chain table
+  bool contains_sw_chains(const uint8_t* p, size_t len) const noexcept;
   uint64_t rank_impl(std::span<const std::byte> key, bool* found) const noexcept;
-  uint64_t keys_between(uint64_t x, uint64_t y) const noexcept;
+  // Keys in the subtrees of nodes [x, y) of one level; npos if *budget (levels to
+  // walk, counted down) runs out first.
+  uint64_t keys_between(uint64_t x, uint64_t y, uint64_t* budget = nullptr) const noexcept;
   void validate_trie();
+  void find_chains();
 
   std::shared_ptr<const Storage> storage_;
   uint64_t n_ = 0, nodes_ = 1, tails_ = 0, tail_bytes_ = 0;
@@ -260,6 +268,13 @@ class SuccinctSet {
   // not fit in 16 bits).
   std::shared_ptr<const std::vector<uint16_t>> tail_mid_;
   const uint16_t* tail_mids_ = nullptr;
+  // Long chains of one-label nodes where no key ends (shared prefixes below the top
+  // table), found on load where they are common: contains() takes each in one compare.
+  struct Chains;
+  std::shared_ptr<const Chains> chains_;
+  const uint64_t* chain_filter_ = nullptr;  // a bit per hashed chain head (null: none)
+  uint64_t chain_filter_mask_ = 0;          // its words - 1
+  uint64_t chain_count_ = 0;
   std::shared_ptr<const std::vector<uint64_t>> jump_;  // the top two levels' label maps
   const uint64_t* jump_maps_ = nullptr;  // end of the payload: 16-byte label loads stay below
 };
