@@ -33,7 +33,15 @@
 // otherwise send many selects past the words counted without a branch; tail selects
 // start half-way between the tail bitmap's samples when the node is past that point
 // (a 16-bit offset per 512 nodes). Elsewhere a label is found among a node's labels
-// 16 at a time with SSE2. Below the top, each level is a dependent cache miss or two once the set
+// 16 at a time with SSE2. Where a set has long chains of one-label nodes at which
+// no key ends (URLs, paths, namespaced keys: ~30 of a 50-byte URL's levels), a table
+// built on load takes each chain of 8 or more such nodes, with 16 or more keys below,
+// in one compare of its bytes instead of a select a byte; it is kept only where it
+// saves a present key's lookup at least one select on average, since every one-label
+// node on a path then pays a probe of its filter (word lists keep none, and run a
+// copy of the descent without the probe). On 500k synthetic URLs (5 hosts, 10
+// directories, 1-3 words) the two tables took the mix from ~840 to ~500 ns
+// (marisa-trie: ~1,070). Below the top, each level is a dependent cache miss or two once the set
 // outgrows L2, so contains() prefetches two levels ahead: while it searches a node's
 // labels it fetches where its children's labels and label-bitmap words lie, and
 // where its grandchildren's likely lie (nodes have about one label each, so a
