@@ -514,7 +514,7 @@ void SuccinctSet::find_chains() {
     saved += keys * (len - 1);
   }
   // Worth its probes if it saves a lookup of a present key one select on average.
-  if (saved < n_) return;
+  if (found.empty() || saved < n_) return;
   c->bytes.shrink_to_fit();
   unsigned bits = 1;
   while ((uint64_t{1} << bits) < 2 * found.size()) ++bits;
