@@ -474,37 +474,55 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
 // size_in_bytes().
 void SuccinctSet::find_chains() {
   auto bit = [](const std::vector<uint64_t>& b, uint64_t i) { return (b[i >> 6] >> (i & 63)) & 1; };
-  std::vector<uint64_t> member((nodes_ + 63) / 64), claimed((nodes_ + 63) / 64);
-  uint64_t members = 0;
-  for (uint64_t v = 0, st = 0; v < nodes_; ++v) {
-    const uint64_t next = louds_.next_one(st);  // v's labels are [st, next)
-    if (next - st == 1 && !leaf_.get(v)) {
-      member[v >> 6] |= uint64_t{1} << (v & 63);
-      ++members;
+  auto set = [](std::vector<uint64_t>& b, uint64_t i) { b[i >> 6] |= uint64_t{1} << (i & 63); };
+  // The members (one label, no key ends there) and their children, in one pass over
+  // the label bitmap: node v's one at e closes its labels (e_{v-1}, e), so a node with
+  // one label is a one at e after a zero at e - 1 and a one at e - 2 (the root: e = 1;
+  // a one is assumed before the bitmap), found 64 bits at a time. Its single label is
+  // label e - 1 - v, so its child is node e - v.
+  std::vector<uint64_t> member((nodes_ + 63) / 64), below_member((nodes_ + 63) / 64);
+  std::vector<uint64_t> members, child;
+  const uint64_t* w = louds_.words();
+  uint64_t ones = 0, last = uint64_t{1} << 63;  // ones before word i; word i - 1
+  for (uint64_t i = 0; i < (louds_.size() + 63) / 64; ++i) {
+    const uint64_t x = w[i];
+    for (uint64_t one = x & ~((x << 1) | (last >> 63)) & ((x << 2) | (last >> 62)); one != 0; one &= one - 1) {
+      const unsigned b = static_cast<unsigned>(std::countr_zero(one));
+      const uint64_t e = 64 * i + b, v = ones + static_cast<uint64_t>(std::popcount(x & ((uint64_t{1} << b) - 1)));
+      if (!leaf_.get(v)) {
+        set(member, v);
+        set(below_member, e - v);
+        members.push_back(v);
+        child.push_back(e - v);
+      }
     }
-    st = next + 1;
+    ones += static_cast<uint64_t>(std::popcount(x));
+    last = x;
   }
-  if (members < kChainMin) return;
+  if (members.size() < kChainMin) return;
+  // The length of the chain from each member down, saturated (children come later).
+  std::vector<uint8_t> run(nodes_);
+  for (size_t i = members.size(); i-- > 0;)
+    run[members[i]] = static_cast<uint8_t>(std::min<unsigned>(255, 1u + run[child[i]]));
   auto c = std::make_shared<Chains>();
   std::vector<Chains::Slot> found;
   uint64_t saved = 0;  // selects the chains save over lookups of every key
   // Levels keys_between may walk for all chains together: a chain's subtree is walked
   // to its bottom, and nested chains in a deep trie could make that quadratic.
   uint64_t budget = nodes_ + (uint64_t{1} << 20);
-  for (uint64_t v = 0; v < nodes_; ++v) {
-    if (!bit(member, v) || bit(claimed, v)) continue;
-    // v heads a chain (its parent, an earlier node, is no member or would have claimed it).
+  for (const uint64_t v : members) {
+    // v heads a chain when no member's child is v; only long ones are walked.
+    if (bit(below_member, v) || run[v] < kChainMin) continue;
     const size_t at = c->bytes.size();
     uint64_t u = v;
     while (u < nodes_ && bit(member, u)) {
-      claimed[u >> 6] |= uint64_t{1} << (u & 63);
       const uint64_t st = node_start(u);
       c->bytes.push_back(static_cast<char>(labels_[st - u]));
       u = st - u + 1;
     }
     const uint64_t len = c->bytes.size() - at;
     // Kept if at least kChainKeys keys pass through it (so a lookup is likely to).
-    const uint64_t keys = len >= kChainMin ? keys_between(u, u + 1, &budget) : 0;
+    const uint64_t keys = keys_between(u, u + 1, &budget);
     if (keys == npos) return;  // a hostile shape: no table rather than a slow load
     if (keys < kChainKeys) {
       c->bytes.resize(at);

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -371,6 +372,41 @@ void check_set(const SuccinctSet& s, const std::set<std::string>& ref, size_t pr
   }
 }
 
+// The chain table SuccinctSet should build (its chain_count()), computed from the
+// sorted keys by the definition: a member is a trie node where no key ends with one
+// label (a prefix of two or more keys, all going on with the same byte; with tails, a
+// prefix of one key is a tail node); a chain is a run of members from one whose
+// parent is none, kept with at least 8 members and 16 keys below; the table is kept
+// when the kept chains save keys x (members - 1) selects >= the key count.
+uint64_t expected_chains(std::vector<std::string> keys) {
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  uint64_t chains = 0, saved = 0;
+  // The one next byte of the keys [lo, hi) sharing a prefix of length d, or -1.
+  auto single_next = [&](size_t lo, size_t hi, size_t d) -> int {
+    if (hi - lo < 2 || keys[lo].size() == d) return -1;  // a tail node, or a key ends here
+    return keys[lo][d] == keys[hi - 1][d] ? static_cast<unsigned char>(keys[lo][d]) : -1;
+  };
+  std::function<void(size_t, size_t, size_t, bool)> walk = [&](size_t lo, size_t hi, size_t d, bool parent_member) {
+    if (hi - lo < 2) return;
+    const bool member = single_next(lo, hi, d) >= 0;
+    if (member && !parent_member) {
+      size_t len = 0, e = d;
+      while (single_next(lo, hi, e) >= 0) ++len, ++e;
+      if (len >= 8 && hi - lo >= 16) ++chains, saved += (hi - lo) * (len - 1);
+    }
+    size_t i = lo + (keys[lo].size() == d);
+    while (i < hi) {
+      size_t j = i;
+      while (j < hi && keys[j][d] == keys[i][d]) ++j;
+      walk(i, j, d + 1, member);
+      i = j;
+    }
+  };
+  walk(0, keys.size(), 0, false);
+  return saved >= keys.size() ? chains : 0;
+}
+
 // Checks the set as built, as loaded from bytes, and memory-mapped from a file, in
 // both tail modes.
 void check_all_ways(const std::vector<std::string>& keys, size_t probes = 2000, uint64_t seed = 1) {
@@ -482,6 +518,7 @@ TEST(SuccinctSet, SmallAlphabetDeepTrie) {
     keys.push_back(k);
   }
   check_all_ways(keys, 3000, 9);
+  EXPECT_EQ(SuccinctSet::build(keys).chain_count(), expected_chains(keys));
 }
 
 // contains() takes the first two bytes through label maps and the top levels' label
@@ -532,7 +569,8 @@ TEST(SuccinctSet, NarrowLevelsJoinTheTopTable) {
   const std::set<std::string> ref(keys.begin(), keys.end());
   const auto s = SuccinctSet::build(keys);
   const auto plain = SuccinctSet::build(keys, {.tail_compression = false});
-  EXPECT_GT(s.size_in_bytes(), 0u);
+  EXPECT_GT(s.chain_count(), 0u);
+  EXPECT_EQ(s.chain_count(), expected_chains(keys));
   for (size_t i = 0; i < keys.size(); i += 37) {
     const std::string& k = keys[i];
     for (size_t d = 0; d <= k.size(); ++d) {
@@ -577,6 +615,7 @@ TEST(SuccinctSet, LongChainsTakenAtOnce) {
   const std::set<std::string> ref(keys.begin(), keys.end());
   const auto with = SuccinctSet::build(keys);
   EXPECT_GE(with.chain_count(), 40u);
+  EXPECT_EQ(with.chain_count(), expected_chains(keys));
   // Word lists keep no table: their few long chains would not pay for the probes.
   EXPECT_EQ(SuccinctSet::build(std::vector<std::string>{"internationalization", "internationalizations",
                                                         "internationalize", "internationalized"})
@@ -614,6 +653,7 @@ TEST(SuccinctSet, ChainTableBudgetOnDeepTries) {
   };
   const auto shallow = SuccinctSet::build(spine(100));
   EXPECT_GT(shallow.chain_count(), 50u);
+  EXPECT_EQ(shallow.chain_count(), expected_chains(spine(100)));
   const std::vector<std::string> keys = spine(700);
   const auto deep = SuccinctSet::build(keys);
   EXPECT_EQ(deep.chain_count(), 0u);
@@ -692,6 +732,9 @@ TEST(SuccinctSet, WordList) {
   if (!kSanitized) {
     EXPECT_LT(static_cast<double>(s.size_in_bytes()), 0.40 * static_cast<double>(raw));
   }
+  // A word list has long chains, but too few keys pass through them for a table.
+  EXPECT_EQ(s.chain_count(), 0u);
+  EXPECT_EQ(expected_chains(keys), 0u);
 }
 
 TEST(SuccinctSet, MillionKeys) {
