@@ -644,7 +644,7 @@ TEST(SuccinctSet, ChainTableBudgetOnDeepTries) {
     std::vector<std::string> keys;
     std::string s;
     for (int i = 0; i < n; ++i) {
-      s += "xxxxxxxxx";
+      s += std::string(9, 'x');
       keys.push_back(s + "z");
       s += "y";
     }

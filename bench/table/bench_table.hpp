@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "amq/detail/prefetch.hpp"
@@ -108,6 +109,9 @@ void pack_keys(const Keys& from, std::vector<std::byte>& arena, std::vector<Byte
 }
 
 Dataset load_dataset(const Options& options);
+// A dataset of distinct string keys (`seen` holds them all): absent keys are keys with
+// '~' and a number appended, which follow a present key's whole path in a trie.
+Dataset string_dataset(std::string name, std::vector<std::string> keys, const std::unordered_set<std::string>& seen);
 std::string machine_description();
 // The latency of a dependent random read in buffers of 256 KiB, 8 MiB and 64 MiB, one line.
 std::string memory_description();

@@ -83,11 +83,8 @@ double finish(Row& row, const Dataset& d, const Mix& mix, uint64_t raw, const Op
 }
 
 // 100,000 URLs: one of 5 hosts, one of 10 directories, 1-3 lower-case words of the
-// word list at `words` joined by '/', then ".html"; absent keys as for word lists
-// (a key, '~' and a number: they follow a present key's whole path).
+// word list at `words` joined by '/', then ".html"; absent keys as for word lists.
 Dataset url_dataset(const std::string& words) {
-  Dataset d;
-  d.name = "synthetic-urls";
   std::vector<std::string> w;
   {
     std::ifstream in(words);
@@ -102,19 +99,14 @@ Dataset url_dataset(const std::string& words) {
                                      "docs/ref",  "blog/2024",     "blog/2025",  "products",  "users/profile"};
   std::mt19937_64 rng(17);
   std::unordered_set<std::string> seen;
-  while (d.keys.size() < 100'000) {
+  std::vector<std::string> keys;
+  while (keys.size() < 100'000) {
     std::string k = fmt::format("https://{}/{}/", hosts[rng() % 5], dirs[rng() % 10]);
     for (uint64_t i = 0, n = 1 + rng() % 3; i < n; ++i) k += (i ? "/" : "") + w[rng() % w.size()];
     k += ".html";
-    if (seen.insert(k).second) d.keys.push_back(std::move(k));
+    if (seen.insert(k).second) keys.push_back(std::move(k));
   }
-  for (uint64_t i = 0; d.absent.size() < 1'000'000; ++i) {
-    std::string k = d.keys[rng() % d.keys.size()] + "~" + std::to_string(i);
-    if (!seen.count(k)) d.absent.push_back(std::move(k));
-  }
-  std::shuffle(d.keys.begin(), d.keys.end(), rng);
-  d.make_views();
-  return d;
+  return string_dataset("synthetic-urls", std::move(keys), seen);
 }
 
 void rows_for(const Options& o, const Dataset& d, const Sink& emit, bool target = true) {

@@ -66,6 +66,13 @@ void Dataset::make_views() {
   }
 }
 
+// Probe present keys in a shuffled order, so a sorted word list is not a cache gift.
+void shuffle_and_view(Dataset& d) {
+  std::mt19937_64 rng(7);
+  std::shuffle(d.keys.begin(), d.keys.end(), rng);
+  d.make_views();
+}
+
 Dataset load_dataset(const Options& o) {
   Dataset d;
   if (o.synthetic > 0) {
@@ -90,18 +97,24 @@ Dataset load_dataset(const Options& o) {
       if (seen.insert(std::string(line)).second) d.keys.emplace_back(line);
     }
     if (d.keys.empty()) throw Error(Errc::invalid_argument, o.data + ": no keys");
-    // Absent keys: the data's own keys, changed so they are not in it (10^6 of them,
-    // so a 1% rate is measured to about 0.01%).
-    std::mt19937_64 rng(42);
-    for (uint64_t i = 0; d.absent.size() < 1'000'000; ++i) {
-      std::string k = d.keys[rng() % d.keys.size()] + "~" + std::to_string(i);
-      if (!seen.count(k)) d.absent.push_back(std::move(k));
-    }
+    return string_dataset(std::move(d.name), std::move(d.keys), seen);
   }
-  // Probe present keys in a shuffled order, so a sorted word list is not a cache gift.
-  std::mt19937_64 rng(7);
-  std::shuffle(d.keys.begin(), d.keys.end(), rng);
-  d.make_views();
+  shuffle_and_view(d);
+  return d;
+}
+
+Dataset string_dataset(std::string name, std::vector<std::string> keys, const std::unordered_set<std::string>& seen) {
+  Dataset d;
+  d.name = std::move(name);
+  d.keys = std::move(keys);
+  // Absent keys: the data's own keys, changed so they are not in it (10^6 of them,
+  // so a 1% rate is measured to about 0.01%).
+  std::mt19937_64 rng(42);
+  for (uint64_t i = 0; d.absent.size() < 1'000'000; ++i) {
+    std::string k = d.keys[rng() % d.keys.size()] + "~" + std::to_string(i);
+    if (!seen.count(k)) d.absent.push_back(std::move(k));
+  }
+  shuffle_and_view(d);
   return d;
 }
 
