@@ -832,6 +832,228 @@ bool SuccinctSet::contains_portable(KeyView key) const noexcept {
   return chain_filter_ != nullptr ? contains_sw_chains(p, b.size()) : contains_sw(p, b.size());
 }
 
+// ---- contains_many: descents interleaved ------------------------------------------
+//
+// A single descent waits a cache miss or two at each level below the top table (the
+// label bitmap's words at a select, the node's labels), and prefetching a level or
+// two ahead hides only part of it. A batch has independent keys: kLanes descents run
+// at once, each taking one level per turn and fetching what its next turn reads (the
+// select window from the child's sample, the labels near where the select will
+// land, the leaf word or the tail), then handing over to the next lane. By its next
+// turn the lines have mostly arrived. The steps are contains_t's, one level at a time.
+template <bool Hw, bool WithChains>
+[[gnu::always_inline]] inline size_t SuccinctSet::contains_batch_t(const Probe* q, size_t m,
+                                                                   bool* out) const noexcept {
+  constexpr unsigned kLanes = 8;
+  struct Lane {
+    const uint8_t* p;    // the key's byte for node v's labels
+    const uint8_t* end;  // the key's end
+    uint64_t v;          // the node
+    uint64_t sp, rem;    // its label start: sp (known), or the (rem+1)-th one from position sp, plus 1
+    bool known;          // sp is the label start (the top table's nodes, a chain's end)
+    bool tail;           // v is a leaf: its tail is compared next turn
+    uint32_t idx;        // the key's place in the batch
+  };
+  const uint8_t* const safe_end = labels_end_;
+  Lane lane[kLanes];
+  size_t next = 0, found = 0;
+  // Node v, its label start st known (the top table, a chain's end).
+  auto at_top = [&](Lane& l, uint64_t v, uint64_t st) noexcept {
+    l.v = v;
+    l.sp = st;
+    l.known = true;
+    detail::prefetch_guess(louds_.words(), 8 * (st >> 6));
+    detail::prefetch_guess(labels_, st - v);
+  };
+  // Loads key `next` (answering those the top levels or the single descent settle)
+  // into l; false when the batch has no more keys.
+  auto start = [&](Lane& l) noexcept {
+    while (next < m) {
+      const size_t i = next++;
+      const uint8_t* p = q[i].p;
+      const size_t len = q[i].len;
+      if (!jump_maps_ || len < 2) {  // short keys (and tiny sets): the single descent
+        found += out[i] = contains_t<Hw, WithChains>(p, len);
+        continue;
+      }
+      const uint8_t c0 = p[0], c1 = p[1];
+      if (!((jump_maps_[c0 >> 6] >> (c0 & 63)) & 1)) {
+        out[i] = false;
+        continue;
+      }
+      const uint64_t j0 = rank_in_map<Hw>(jump_maps_, c0);
+      const uint64_t* m1 = jump_maps_ + 4 * (j0 + 1);
+      uint64_t v = 1 + j0;
+      const uint64_t st = top_starts_[v];
+      l = {p + 1, p + len, v, 0, 0, false, false, static_cast<uint32_t>(i)};
+      if ((m1[0] | m1[1] | m1[2] | m1[3]) == 0) {
+        at_top(l, v, st);
+        return true;
+      }
+      if (!((m1[c1 >> 6] >> (c1 & 63)) & 1)) {
+        out[l.idx] = false;
+        continue;
+      }
+      v = st - v + 1 + rank_in_map<Hw>(m1, c1);
+      ++l.p;
+      if (v < top_nodes_) {
+        at_top(l, v, top_starts_[v]);
+      } else {  // past the top table (a set with fewer levels in it)
+        l.v = v;
+        l.sp = louds_.sample(v - 1);
+        l.rem = (v - 1) & kLoudsSampleMask;
+        detail::prefetch_guess(louds_.words(), 8 * (l.sp >> 6));
+      }
+      return true;
+    }
+    return false;
+  };
+  // Lane l's levels up to its next select (the top table's and a chain's ends cost
+  // none, their lines stay cached), or its tail compare; true when its answer is out.
+  auto step = [&](Lane& l) noexcept {
+    uint64_t v = l.v;
+    if (l.tail) {
+      const std::string_view t = tail_of_t<Hw>(v);
+      const size_t n = static_cast<size_t>(l.end - l.p);
+      const bool hit = t.size() == n && std::memcmp(t.data(), l.p, n) == 0;
+      found += out[l.idx] = hit;
+      return true;
+    }
+    uint64_t after, st;
+    if (l.known) {
+      st = l.sp;
+      after = louds_.words()[st >> 6] >> (st & 63);
+    } else {
+      st = louds_.select_after<Hw>(l.sp, l.rem, after) + 1;
+    }
+    for (const uint8_t* p = l.p;; ++p) {
+      const uint64_t k = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : louds_.next_one(st) - st;
+      if (k == 0) {  // a leaf, maybe with a tail: fetch where it lies, compare next turn
+        const uint64_t tg = tail_map_.sample(v) + (((v & kTailSampleMask) * tail_ratio_) >> 16);
+        detail::prefetch_guess(tail_map_.words(), 8 * (tg >> 6));
+        detail::prefetch_guess(tail_, tg - v);
+        l.p = p;
+        l.v = v;
+        l.tail = true;
+        return false;
+      }
+      if (p == l.end) {
+        found += out[l.idx] = leaf_.get(v);
+        return true;
+      }
+      if constexpr (WithChains) {
+        const uint64_t h = chain_hash(v);
+        if (k == 1 && ((chain_filter_[(h >> 6) & chain_filter_mask_] >> (h & 63)) & 1)) {
+          if (const Chains::Slot* c = chains_->find(v)) {
+            const uint64_t n = c->len;
+            if (static_cast<uint64_t>(l.end - p) < n ||
+                std::memcmp(p, reinterpret_cast<const uint8_t*>(chains_->bytes.data()) + c->at, n) != 0) {
+              out[l.idx] = false;
+              return true;
+            }
+            // The chain ends at node c->end, whose labels the key's byte p[n] meets.
+            p += n - 1;
+            v = c->end;
+            st = c->end_start;
+            after = louds_.words()[st >> 6] >> (st & 63);
+            continue;
+          }
+        }
+      }
+      const uint64_t j = find_label(labels_ + (st - v), k, *p, safe_end);
+      if (j == k) {
+        out[l.idx] = false;
+        return true;
+      }
+      v = st - v + 1 + j;
+      if (v < top_nodes_) {
+        st = top_starts_[v];
+        after = louds_.words()[st >> 6] >> (st & 63);
+        continue;
+      }
+      const uint64_t s = v - 1;
+      uint64_t sp, rem;
+      if (v < sub_nodes_) {
+        sp = louds_.sample(s) + sub_starts_[s >> kSubShift];
+        rem = s & ((uint64_t{1} << kSubShift) - 1);
+      } else {
+        sp = louds_.sample(s);
+        rem = s & kLoudsSampleMask;
+      }
+      // The select reads words from the sample's on; the labels lie near the sample's
+      // label index plus the nodes between (about a label a node).
+      detail::prefetch_guess(louds_.words(), 8 * (sp >> 6));
+      detail::prefetch_guess(louds_.words(), 8 * (sp >> 6) + 64);
+      const uint64_t guess = (sp - s) + 2 * rem;
+      detail::prefetch_guess(labels_, guess - 64);
+      detail::prefetch_guess(labels_, guess);
+      detail::prefetch_guess(labels_, guess + 64);
+      if (p + 1 == l.end) detail::prefetch(leaf_.words() + (v >> 6));
+      l.p = p + 1;
+      l.v = v;
+      l.sp = sp;
+      l.rem = rem;
+      l.known = false;
+      return false;
+    }
+  };
+  unsigned active = 0;
+  for (; active < kLanes && start(lane[active]); ++active) {
+  }
+  while (active > 0) {
+    for (unsigned g = 0; g < active;) {
+      if (step(lane[g]) && !start(lane[g])) {
+        lane[g] = lane[--active];  // the batch is spent: close the gap
+        continue;
+      }
+      ++g;
+    }
+  }
+  return found;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("popcnt,bmi,bmi2"))) size_t SuccinctSet::contains_batch_popcnt(const Probe* q, size_t m,
+                                                                                  bool* out) const noexcept {
+  return contains_batch_t<true, false>(q, m, out);
+}
+__attribute__((target("popcnt,bmi,bmi2"))) size_t SuccinctSet::contains_batch_popcnt_chains(const Probe* q, size_t m,
+                                                                                         bool* out) const noexcept {
+  return contains_batch_t<true, true>(q, m, out);
+}
+#else
+size_t SuccinctSet::contains_batch_popcnt(const Probe* q, size_t m, bool* out) const noexcept {
+  return contains_batch_t<false, false>(q, m, out);
+}
+size_t SuccinctSet::contains_batch_popcnt_chains(const Probe* q, size_t m, bool* out) const noexcept {
+  return contains_batch_t<false, true>(q, m, out);
+}
+#endif
+size_t SuccinctSet::contains_batch_sw(const Probe* q, size_t m, bool* out) const noexcept {
+  return contains_batch_t<false, false>(q, m, out);
+}
+size_t SuccinctSet::contains_batch_sw_chains(const Probe* q, size_t m, bool* out) const noexcept {
+  return contains_batch_t<false, true>(q, m, out);
+}
+
+size_t SuccinctSet::contains_batch(const Probe* q, size_t m, bool* out, bool portable) const noexcept {
+  static const bool fast_pdep = detail::cpu_has_fast_pdep();
+  const bool hw = fast_pdep && !portable;
+  if (n_ == 0) {
+    std::fill(out, out + m, false);
+    return 0;
+  }
+  if (!portable && payload_bytes_ < kInterleaveBytes) {
+    size_t found = 0;
+    for (size_t i = 0; i < m; ++i)
+      found += out[i] = contains(KeyView(Bytes(reinterpret_cast<const std::byte*>(q[i].p), q[i].len)));
+    return found;
+  }
+  if (chain_filter_ != nullptr)
+    return hw ? contains_batch_popcnt_chains(q, m, out) : contains_batch_sw_chains(q, m, out);
+  return hw ? contains_batch_popcnt(q, m, out) : contains_batch_sw(q, m, out);
+}
+
 // Keys < key = the sum over levels of the leaves left of a cut through each level.
 // The cut follows the key down the trie, then the boundary of the last node reached
 // is carried down through the deeper levels (child_boundary).

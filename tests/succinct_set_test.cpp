@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -309,6 +310,24 @@ void check_set(const SuccinctSet& s, const std::set<std::string>& ref, size_t pr
     ASSERT_EQ(s.key_at(sorted.size() - 1), sorted.back());
   }
   EXPECT_THROW((void)s.key_at(sorted.size()), Error);
+  // Batches (contains_many, interleaved on sets of 1 MiB or more; the portable path
+  // always): every sampled key and as many random probes, in one batch.
+  {
+    std::mt19937_64 brng(seed + 1);
+    std::vector<std::string> batch;
+    for (size_t i = 0; i < sorted.size(); i += step) batch.push_back(sorted[i]);
+    for (size_t t = 0; t < probes; ++t) batch.push_back(random_probe(brng, sorted));
+    std::shuffle(batch.begin(), batch.end(), brng);
+    std::unique_ptr<bool[]> hw(new bool[batch.size()]), sw(new bool[batch.size()]);
+    size_t want = 0;
+    for (const auto& q : batch) want += ref.count(q);
+    ASSERT_EQ(s.contains_many(batch, std::span<bool>(hw.get(), batch.size())), want);
+    ASSERT_EQ(s.contains_many_portable(batch, std::span<bool>(sw.get(), batch.size())), want);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      ASSERT_EQ(hw[i], ref.count(batch[i]) > 0) << "batch, probe of " << batch[i].size() << " bytes";
+      ASSERT_EQ(sw[i], ref.count(batch[i]) > 0) << "portable batch, probe of " << batch[i].size() << " bytes";
+    }
+  }
   // Random probes, present or not.
   std::mt19937_64 rng(seed);
   for (size_t t = 0; t < probes; ++t) {
@@ -836,6 +855,14 @@ TEST(SuccinctSet, Uint64Keys) {
   EXPECT_EQ(s.size(), 4u);
   EXPECT_TRUE(s.contains(uint64_t{1ULL << 40}));
   EXPECT_FALSE(s.contains(uint64_t{4}));
+  const std::vector<uint64_t> probes = {4, 1ULL << 40, 3, 0, 2, 1ULL << 41};
+  bool out[6], portable[6];
+  EXPECT_EQ(s.contains_many(probes, std::span<bool>(out, 6)), 3u);
+  EXPECT_EQ(s.contains_many_portable(probes, std::span<bool>(portable, 6)), 3u);
+  for (size_t i = 0; i < probes.size(); ++i) {
+    EXPECT_EQ(out[i], s.contains(probes[i])) << probes[i];
+    EXPECT_EQ(portable[i], out[i]) << probes[i];
+  }
 }
 
 // ---- corrupted input -------------------------------------------------------------
