@@ -928,9 +928,19 @@ template <bool Hw, bool WithChains>
     }
     for (const uint8_t* p = l.p;; ++p) {
       const uint64_t k = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : louds_.next_one(st) - st;
-      if (k == 0) {  // a leaf, maybe with a tail: fetch where it lies, compare next turn
-        const uint64_t tg = tail_map_.sample(v) + (((v & kTailSampleMask) * tail_ratio_) >> 16);
-        detail::prefetch_guess(tail_map_.words(), 8 * (tg >> 6));
+      if (k == 0) {
+        // A leaf, maybe with a tail: fetch the tail bitmap's lines from where its
+        // select starts (as tail_of_t) to just past where v's one likely lies, and
+        // the tail's likely line; compare next turn.
+        uint64_t tsp = tail_map_.sample(v), trem = v & kTailSampleMask;
+        if (tail_mids_) {
+          const uint64_t half = (v >> (TailBits::kSampleShift - 1)) & 1;
+          tsp += tail_mids_[v >> TailBits::kSampleShift] & (0 - half);
+          trem -= half << (TailBits::kSampleShift - 1);
+        }
+        const uint64_t tg = tsp + ((trem * tail_ratio_) >> 16);
+        for (uint64_t line = tsp >> 9; line <= (tg >> 9) + 1 && line < (tsp >> 9) + 6; ++line)
+          detail::prefetch_guess(tail_map_.words(), 64 * line);
         detail::prefetch_guess(tail_, tg - v);
         l.p = p;
         l.v = v;
