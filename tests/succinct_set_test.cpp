@@ -310,7 +310,7 @@ void check_set(const SuccinctSet& s, const std::set<std::string>& ref, size_t pr
     ASSERT_EQ(s.key_at(sorted.size() - 1), sorted.back());
   }
   EXPECT_THROW((void)s.key_at(sorted.size()), Error);
-  // Batches (contains_many, interleaved on sets of 1 MiB or more; the portable path
+  // Batches (contains_many, interleaved on sets of 4 MiB or more; the portable path
   // always): every sampled key and as many random probes, in one batch.
   {
     std::mt19937_64 brng(seed + 1);

@@ -53,10 +53,11 @@
 // ~152-168 ns, 2.4-2.9x faster than marisa-trie (`amq bench --only succinct` on a
 // 2-vCPU Zen 5 VM whose shared LLC makes such figures vary by 10-30%; the insane
 // list's figure also moves by up to ~15 ns with where code and data happen to lie).
-// contains_many() runs eight descents interleaved on sets of 1 MiB or more, each
+// contains_many() runs eight descents interleaved on sets of 4 MiB or more, each
 // yielding at its selects and tail compare after fetching what they read, so the
-// misses of several keys overlap: ~1.5-1.6x a contains() loop on a 24 MB set, about
-// even on the insane list, slightly ahead on URLs; smaller sets stay a loop.
+// misses of several keys overlap: ~1.35x a contains() loop on an 8.8 MB set and
+// ~1.35-1.7x on a 24 MB one; smaller sets, whose levels the caches mostly hold,
+// stay a loop (about even on the 2.3 MB insane list, slower on american-english).
 // index_of(), rank() and key_at() also walk the levels below the key (a cut through
 // each level, counted with rank), so they cost O(height of the trie) selects: fine
 // for word lists and random keys, slow for adversarial sets with thousands of levels.
@@ -170,13 +171,12 @@ class SuccinctSet {
   // contains() without popcnt/BMI2 instructions, whatever the CPU: the portable path,
   // which must give the same answers (tests compare the two).
   bool contains_portable(KeyView key) const noexcept;
-  // out[i] = contains(keys[i]); returns how many are true. On sets of 1 MiB or more
-  // (past a core's L2, where each level of a descent waits on the last-level cache or
-  // memory) the keys' descents run interleaved, eight at once: each goes on to its
-  // next select or tail, fetches what that reads and hands over, so the misses of
-  // several keys overlap (~1.5-1.6x faster than a contains() loop on a 24 MB set;
-  // about even on the 2.3 MB insane word list). Smaller sets answer key by key:
-  // there interleaving only adds work.
+  // out[i] = contains(keys[i]); returns how many are true. On sets of 4 MiB or more,
+  // whose descents wait on the last-level cache or memory at most levels, the keys'
+  // descents run interleaved, eight at once: each goes on to its next select or tail,
+  // fetches what that reads and hands over, so the misses of several keys overlap
+  // (~1.35-1.7x faster than a contains() loop on sets of 9-24 MB). Smaller sets answer
+  // key by key: there interleaving gains little or nothing and costs work.
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     return many(keys, out, false);
@@ -268,7 +268,7 @@ class SuccinctSet {
     uint64_t own;  // an integer key's bytes (p points here)
   };
   static constexpr size_t kBatch = 64;
-  static constexpr size_t kInterleaveBytes = size_t{1} << 20;  // contains_many() interleaves from here
+  static constexpr size_t kInterleaveBytes = size_t{4} << 20;  // contains_many() interleaves from here
   template <class Keys>
   size_t many(const Keys& keys, std::span<bool> out, bool portable) const noexcept {
     Probe buf[kBatch];
