@@ -764,7 +764,9 @@ TEST(SuccinctSet, MillionKeys) {
   const std::set<std::string> ref(keys.begin(), keys.end());
   const auto s = SuccinctSet::build(keys);
   // Large enough that contains_many interleaves its descents (check_set compares it).
-  if (!kSanitized) EXPECT_GE(s.size_in_bytes(), size_t{4} << 20);
+  if (!kSanitized) {
+    EXPECT_GE(s.size_in_bytes(), size_t{4} << 20);
+  }
   check_set(s, ref, 20000, 3);
   test::TempDir dir;
   const auto bytes = s.serialize();
