@@ -4,7 +4,10 @@
 // what the fuzzer works against.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "amq/error.hpp"
 #include "amq/format.hpp"
@@ -22,12 +25,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto s = amq::SuccinctSet::load(file);
     // Iterate (bounded), and cross-check the operations on what comes out.
     uint64_t i = 0;
+    std::vector<std::string> batch;  // the keys seen and probes beside them
     for (std::string_view k : s) {
       if (!s.contains(k) || s.index_of(k) != i || s.key_at(i) != k) __builtin_trap();
+      batch.emplace_back(k);
+      batch.push_back(std::string(k) + "~");
+      batch.emplace_back(k.substr(0, k.size() / 2));
       if (++i == 200) break;
     }
     const std::string probe(reinterpret_cast<const char*>(data), std::min<size_t>(size, 5));
     (void)s.contains(probe);
+    // The interleaved batch descent (the portable one runs it at any size) answers
+    // as contains() does.
+    batch.push_back(probe);
+    std::unique_ptr<bool[]> out(new bool[batch.size()]);
+    (void)s.contains_many_portable(batch, std::span<bool>(out.get(), batch.size()));
+    for (size_t j = 0; j < batch.size(); ++j)
+      if (out[j] != s.contains(batch[j])) __builtin_trap();
     (void)s.rank(probe);
     auto it = s.lower_bound(probe);
     for (int n = 0; n < 3 && !(it == s.end()); ++n) ++it;
