@@ -599,16 +599,39 @@ std::vector<std::byte> SuccinctSet::serialize() const {
 
 // ---- queries -----------------------------------------------------------------
 
-template <bool Hw>
-[[gnu::always_inline]] inline std::string_view SuccinctSet::tail_of_t(uint64_t v) const noexcept {
-  // Node v's 1 in the tail bitmap is followed by a 0 per tail byte; most tails end
-  // in the word of that 1 (`after`).
-  uint64_t after, sp = tail_map_.sample(v), rem = v & kTailSampleMask;
-  if (tail_mids_) {  // from the half-way point when v is past it (no branch)
+// Where the tail bitmap's select for node v's one starts: its sample, or the half-way
+// point when v is past it (no branch); rem ones are left to pass from sp.
+[[gnu::always_inline]] inline void SuccinctSet::tail_select_start(uint64_t v, uint64_t& sp, uint64_t& rem) const noexcept {
+  sp = tail_map_.sample(v);
+  rem = v & kTailSampleMask;
+  if (tail_mids_) {
     const uint64_t half = (v >> (TailBits::kSampleShift - 1)) & 1;
     sp += tail_mids_[v >> TailBits::kSampleShift] & (0 - half);
     rem -= half << (TailBits::kSampleShift - 1);
   }
+}
+
+// Where the label bitmap's select for the label start of node v (past the top table)
+// starts: the finer start of levels 3-4, or the sample of v - 1, which is csp when
+// its number is csi (a sample the caller loaded ahead); rem ones are left to pass.
+[[gnu::always_inline]] inline void SuccinctSet::select_start(uint64_t v, uint64_t csi, uint64_t csp, uint64_t& sp,
+                                                             uint64_t& rem) const noexcept {
+  const uint64_t s = v - 1;
+  if (v < sub_nodes_) {
+    sp = louds_.sample(s) + sub_starts_[s >> kSubShift];
+    rem = s & ((uint64_t{1} << kSubShift) - 1);
+  } else {
+    sp = (s >> LoudsBits::kSampleShift) == csi ? csp : louds_.sample(s);
+    rem = s & kLoudsSampleMask;
+  }
+}
+
+template <bool Hw>
+[[gnu::always_inline]] inline std::string_view SuccinctSet::tail_of_t(uint64_t v) const noexcept {
+  // Node v's 1 in the tail bitmap is followed by a 0 per tail byte; most tails end
+  // in the word of that 1 (`after`).
+  uint64_t after, sp, rem;
+  tail_select_start(v, sp, rem);
   const uint64_t at = tail_map_.select_after<Hw>(sp, rem, after);
   const uint64_t len = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : tail_map_.next_one(at + 1) - at - 1;
   return {reinterpret_cast<const char*>(tail_ + (at - v)), len};
@@ -780,13 +803,7 @@ template <bool Hw, bool WithChains>
     }
     const uint64_t s = v - 1;
     uint64_t sp, rem;
-    if (v < sub_nodes_) {
-      sp = louds_.sample(s) + sub_starts_[s >> kSubShift];
-      rem = s & ((uint64_t{1} << kSubShift) - 1);
-    } else {
-      sp = (s >> LoudsBits::kSampleShift) == csi ? csp : louds_.sample(s);
-      rem = s & kLoudsSampleMask;
-    }
+    select_start(v, csi, csp, sp, rem);
     const uint64_t guess = (sp - s) + 2 * rem;
     detail::prefetch_guess(labels_, guess - 64);
     detail::prefetch_guess(labels_, guess);
@@ -932,12 +949,8 @@ template <bool Hw, bool WithChains>
         // A leaf, maybe with a tail: fetch the tail bitmap's lines from where its
         // select starts (as tail_of_t) to just past where v's one likely lies, and
         // the tail's likely line; compare next turn.
-        uint64_t tsp = tail_map_.sample(v), trem = v & kTailSampleMask;
-        if (tail_mids_) {
-          const uint64_t half = (v >> (TailBits::kSampleShift - 1)) & 1;
-          tsp += tail_mids_[v >> TailBits::kSampleShift] & (0 - half);
-          trem -= half << (TailBits::kSampleShift - 1);
-        }
+        uint64_t tsp, trem;
+        tail_select_start(v, tsp, trem);
         const uint64_t tg = tsp + ((trem * tail_ratio_) >> 16);
         for (uint64_t line = tsp >> 9; line <= (tg >> 9) + 1 && line < (tsp >> 9) + 6; ++line)
           detail::prefetch_guess(tail_map_.words(), 64 * line);
@@ -983,13 +996,7 @@ template <bool Hw, bool WithChains>
       }
       const uint64_t s = v - 1;
       uint64_t sp, rem;
-      if (v < sub_nodes_) {
-        sp = louds_.sample(s) + sub_starts_[s >> kSubShift];
-        rem = s & ((uint64_t{1} << kSubShift) - 1);
-      } else {
-        sp = louds_.sample(s);
-        rem = s & kLoudsSampleMask;
-      }
+      select_start(v, ~uint64_t{0}, 0, sp, rem);
       // The select reads words from the sample's on; the labels lie near the sample's
       // label index plus the nodes between (about a label a node).
       detail::prefetch_guess(louds_.words(), 8 * (sp >> 6));

@@ -255,6 +255,9 @@ class SuccinctSet {
   std::string_view tail_of(uint64_t v) const noexcept { return tail_of_t<detail::kHwPopcount>(v); }
   template <bool Hw>
   [[gnu::always_inline]] std::string_view tail_of_t(uint64_t v) const noexcept;
+  [[gnu::always_inline]] void tail_select_start(uint64_t v, uint64_t& sp, uint64_t& rem) const noexcept;
+  [[gnu::always_inline]] void select_start(uint64_t v, uint64_t csi, uint64_t csp, uint64_t& sp,
+                                           uint64_t& rem) const noexcept;
   template <bool Hw, bool WithChains>
   bool contains_t(const uint8_t* p, size_t len) const noexcept;
   bool contains_popcnt(const uint8_t* p, size_t len) const noexcept;
