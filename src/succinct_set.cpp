@@ -690,6 +690,29 @@ template <bool Hw>
   return r;
 }
 
+// A key's first two bytes (the set has label maps, the key two bytes or more): byte 0
+// through the root's map, byte 1 through its child's (the top table has the starts of
+// both levels' nodes; a child without children takes only byte 0). False if they rule
+// the key out; else v is the node reached, st its label start, p past the bytes taken.
+template <bool Hw>
+[[gnu::always_inline]] inline bool SuccinctSet::jump_start(const uint8_t*& p, uint64_t& v,
+                                                           uint64_t& st) const noexcept {
+  const uint8_t c0 = p[0], c1 = p[1];
+  if (!((jump_maps_[c0 >> 6] >> (c0 & 63)) & 1)) return false;
+  const uint64_t j0 = rank_in_map<Hw>(jump_maps_, c0);
+  const uint64_t* m1 = jump_maps_ + 4 * (j0 + 1);
+  v = 1 + j0;
+  st = top_starts_[v];
+  ++p;
+  if ((m1[0] | m1[1] | m1[2] | m1[3]) != 0) {  // v has children: take byte 1 here
+    if (!((m1[c1 >> 6] >> (c1 & 63)) & 1)) return false;
+    v = st - v + 1 + rank_in_map<Hw>(m1, c1);
+    st = v < top_nodes_ ? top_starts_[v] : louds_.select1<Hw>(v - 1) + 1;
+    ++p;
+  }
+  return true;
+}
+
 // The descent of contains(), compiled twice: with popcnt and BMI2 (chosen at run time
 // when the CPU has them and pdep is fast) and without. One select per level on the
 // label bitmap, whose samples (one per 128 nodes) leave a word or two to count; the
@@ -704,21 +727,7 @@ template <bool Hw, bool WithChains>
   uint64_t csi = ~uint64_t{0}, csp = 0;  // a sample loaded ahead: sample number csi is csp
   uint64_t after = louds_.words()[0];  // label bitmap bits from st on (as far as st's word goes)
   if (jump_maps_ && len >= 2) {
-    // Byte 0 through the root's map, byte 1 through its child's (the top table has
-    // the starts of both levels' nodes).
-    const uint8_t c0 = p[0], c1 = p[1];
-    if (!((jump_maps_[c0 >> 6] >> (c0 & 63)) & 1)) return false;
-    const uint64_t j0 = rank_in_map<Hw>(jump_maps_, c0);
-    const uint64_t* m1 = jump_maps_ + 4 * (j0 + 1);
-    v = 1 + j0;
-    st = top_starts_[v];
-    ++p;
-    if ((m1[0] | m1[1] | m1[2] | m1[3]) != 0) {  // v has children: take byte 1 here
-      if (!((m1[c1 >> 6] >> (c1 & 63)) & 1)) return false;
-      v = st - v + 1 + rank_in_map<Hw>(m1, c1);
-      st = v < top_nodes_ ? top_starts_[v] : louds_.select1<Hw>(v - 1) + 1;
-      ++p;
-    }
+    if (!jump_start<Hw>(p, v, st)) return false;
     after = louds_.words()[st >> 6] >> (st & 63);
   }
   for (;; ++p) {
@@ -854,10 +863,11 @@ bool SuccinctSet::contains_portable(KeyView key) const noexcept {
 // A single descent waits a cache miss or two at each level below the top table (the
 // label bitmap's words at a select, the node's labels), and prefetching a level or
 // two ahead hides only part of it. A batch has independent keys: kLanes descents run
-// at once, each taking one level per turn and fetching what its next turn reads (the
-// select window from the child's sample, the labels near where the select will
-// land, the leaf word or the tail), then handing over to the next lane. By its next
-// turn the lines have mostly arrived. The steps are contains_t's, one level at a time.
+// at once, each going on in its turn to its next select or tail compare, fetching
+// what that reads (the select window from the child's sample, the labels near where
+// the select will land, the leaf word, or the tail's lines), then handing over to the
+// next lane. By its next turn the lines have mostly arrived. The levels are
+// contains_t's; only sets of kInterleaveBytes or more come here.
 template <bool Hw, bool WithChains>
 [[gnu::always_inline]] inline size_t SuccinctSet::contains_batch_t(const Probe* q, size_t m,
                                                                    bool* out) const noexcept {
@@ -874,16 +884,8 @@ template <bool Hw, bool WithChains>
   const uint8_t* const safe_end = labels_end_;
   Lane lane[kLanes];
   size_t next = 0, found = 0;
-  // Node v, its label start st known (the top table, a chain's end).
-  auto at_top = [&](Lane& l, uint64_t v, uint64_t st) noexcept {
-    l.v = v;
-    l.sp = st;
-    l.known = true;
-    detail::prefetch_guess(louds_.words(), 8 * (st >> 6));
-    detail::prefetch_guess(labels_, st - v);
-  };
-  // Loads key `next` (answering those the top levels or the single descent settle)
-  // into l; false when the batch has no more keys.
+  // Loads key `next` into l (answering those the label maps or the single descent
+  // settle); false when the batch has no more keys.
   auto start = [&](Lane& l) noexcept {
     while (next < m) {
       const size_t i = next++;
@@ -893,34 +895,14 @@ template <bool Hw, bool WithChains>
         found += out[i] = contains_t<Hw, WithChains>(p, len);
         continue;
       }
-      const uint8_t c0 = p[0], c1 = p[1];
-      if (!((jump_maps_[c0 >> 6] >> (c0 & 63)) & 1)) {
+      uint64_t v, st;
+      if (!jump_start<Hw>(p, v, st)) {
         out[i] = false;
         continue;
       }
-      const uint64_t j0 = rank_in_map<Hw>(jump_maps_, c0);
-      const uint64_t* m1 = jump_maps_ + 4 * (j0 + 1);
-      uint64_t v = 1 + j0;
-      const uint64_t st = top_starts_[v];
-      l = {p + 1, p + len, v, 0, 0, false, false, static_cast<uint32_t>(i)};
-      if ((m1[0] | m1[1] | m1[2] | m1[3]) == 0) {
-        at_top(l, v, st);
-        return true;
-      }
-      if (!((m1[c1 >> 6] >> (c1 & 63)) & 1)) {
-        out[l.idx] = false;
-        continue;
-      }
-      v = st - v + 1 + rank_in_map<Hw>(m1, c1);
-      ++l.p;
-      if (v < top_nodes_) {
-        at_top(l, v, top_starts_[v]);
-      } else {  // past the top table (a set with fewer levels in it)
-        l.v = v;
-        l.sp = louds_.sample(v - 1);
-        l.rem = (v - 1) & kLoudsSampleMask;
-        detail::prefetch_guess(louds_.words(), 8 * (l.sp >> 6));
-      }
+      l = {p, q[i].p + len, v, st, 0, true, false, static_cast<uint32_t>(i)};
+      detail::prefetch_guess(louds_.words(), 8 * (st >> 6));
+      detail::prefetch_guess(labels_, st - v);
       return true;
     }
     return false;
@@ -1059,12 +1041,6 @@ size_t SuccinctSet::contains_batch(const Probe* q, size_t m, bool* out, bool por
   if (n_ == 0) {
     std::fill(out, out + m, false);
     return 0;
-  }
-  if (!portable && payload_bytes_ < kInterleaveBytes) {
-    size_t found = 0;
-    for (size_t i = 0; i < m; ++i)
-      found += out[i] = contains(KeyView(Bytes(reinterpret_cast<const std::byte*>(q[i].p), q[i].len)));
-    return found;
   }
   if (chain_filter_ != nullptr)
     return hw ? contains_batch_popcnt_chains(q, m, out) : contains_batch_sw_chains(q, m, out);

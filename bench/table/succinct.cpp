@@ -87,17 +87,23 @@ double finish(Row& row, const Dataset& d, const Mix& mix, uint64_t raw, const Op
   return mix_ns;
 }
 
+// The non-empty lines of the word list at `path` (only the all-lower-case ones if
+// `lower_only`) for the synthetic sets.
+std::vector<std::string> read_words(const std::string& path, bool lower_only) {
+  std::vector<std::string> w;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() &&
+        (!lower_only || std::all_of(line.begin(), line.end(), [](char c) { return c >= 'a' && c <= 'z'; })))
+      w.push_back(line);
+  if (w.empty()) throw Error(Errc::invalid_argument, path + (lower_only ? ": no lower-case words" : ": no words"));
+  return w;
+}
+
 // 100,000 URLs: one of 5 hosts, one of 10 directories, 1-3 lower-case words of the
 // word list at `words` joined by '/', then ".html"; absent keys as for word lists.
 Dataset url_dataset(const std::string& words) {
-  std::vector<std::string> w;
-  {
-    std::ifstream in(words);
-    for (std::string line; std::getline(in, line);)
-      if (!line.empty() && std::all_of(line.begin(), line.end(), [](char c) { return c >= 'a' && c <= 'z'; }))
-        w.push_back(line);
-  }
-  if (w.empty()) throw Error(Errc::invalid_argument, words + ": no lower-case words");
+  const std::vector<std::string> w = read_words(words, true);
   static const char* const hosts[] = {"www.example.com", "cdn.example.org", "static.assets.example.net",
                                       "api.service.example.io", "docs.project.example.dev"};
   static const char* const dirs[] = {"static",    "images",        "assets",     "api/v1",    "api/v2",
@@ -117,13 +123,7 @@ Dataset url_dataset(const std::string& words) {
 // 600,000 keys of two words of the word list at `words` joined by '/' (a set of ~9 MB,
 // past what the caches hold of it: the rows where contains_many interleaves).
 Dataset path_dataset(const std::string& words) {
-  std::vector<std::string> w;
-  {
-    std::ifstream in(words);
-    for (std::string line; std::getline(in, line);)
-      if (!line.empty()) w.push_back(line);
-  }
-  if (w.empty()) throw Error(Errc::invalid_argument, words + ": no words");
+  const std::vector<std::string> w = read_words(words, false);
   std::mt19937_64 rng(23);
   std::unordered_set<std::string> seen;
   std::vector<std::string> keys;

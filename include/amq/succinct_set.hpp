@@ -258,6 +258,8 @@ class SuccinctSet {
   [[gnu::always_inline]] void tail_select_start(uint64_t v, uint64_t& sp, uint64_t& rem) const noexcept;
   [[gnu::always_inline]] void select_start(uint64_t v, uint64_t csi, uint64_t csp, uint64_t& sp,
                                            uint64_t& rem) const noexcept;
+  template <bool Hw>
+  [[gnu::always_inline]] bool jump_start(const uint8_t*& p, uint64_t& v, uint64_t& st) const noexcept;
   template <bool Hw, bool WithChains>
   bool contains_t(const uint8_t* p, size_t len) const noexcept;
   bool contains_popcnt(const uint8_t* p, size_t len) const noexcept;
@@ -274,8 +276,12 @@ class SuccinctSet {
   static constexpr size_t kInterleaveBytes = size_t{4} << 20;  // contains_many() interleaves from here
   template <class Keys>
   size_t many(const Keys& keys, std::span<bool> out, bool portable) const noexcept {
-    Probe buf[kBatch];
     size_t found = 0, done = 0, m = 0;
+    if (!portable && payload_bytes_ < kInterleaveBytes) {  // key by key
+      for (const auto& k : keys) found += (out[done++] = contains(KeyView(k)));
+      return found;
+    }
+    Probe buf[kBatch];
     for (const auto& k : keys) {
       if constexpr (std::is_integral_v<std::remove_cvref_t<decltype(k)>>) {
         const KeyView kv(static_cast<uint64_t>(k));  // a uint64_t key is its 8 little-endian bytes
