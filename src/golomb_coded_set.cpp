@@ -343,6 +343,7 @@ inline uint64_t GolombCodedSet::scan_bytes(uint64_t b, F&& f) const noexcept {
 
 void GolombCodedSet::prepare_queries() {
   width_inverse_ = ~uint64_t{0} / width_;
+  width_shift_ = width_ > 1 && std::has_single_bit(width_) ? static_cast<unsigned>(std::countr_zero(width_)) : 0;
   const unsigned c = rem_bits_;
   // 0: not Rice (or the byte layout), no group search
   group_ = !byte_layout_ && cutoff_ == 0 && c >= 1 && c <= 56 ? std::min(8u, 56u / c) : 0;
@@ -654,6 +655,7 @@ struct GolombCodedSet::Kernel {
     [[gnu::always_inline]] Unary(const uint8_t* q, uint64_t bits) noexcept {
       const std::byte* end = reinterpret_cast<const std::byte*>(q) + bits / 8;
       before[0] = 0;
+#pragma GCC unroll 4
       for (unsigned w = 0; w < 4; ++w) {
         zeros[w] = ~detail::load_be64(end - 8 - 8 * w);
         before[w + 1] = before[w] + static_cast<uint32_t>(std::popcount(zeros[w]));
@@ -741,8 +743,11 @@ struct GolombCodedSet::Kernel {
   // mean bucket size times its place) while its index entry is read.
   [[gnu::always_inline]] static void prefetch_bucket(const GolombCodedSet& s, uint64_t b) noexcept {
     const uint64_t guess = (s.super_[b / kSuperblockBuckets] + (b % kSuperblockBuckets) * s.mean_bucket_bits_) / 8;
-    for (uint64_t line : {guess - 64, guess, guess + 64, guess + 128})
-      detail::prefetch_guess(s.stream_.data() + kGuardBytes, line);
+    const std::byte* p = s.stream_.data() + kGuardBytes;
+    detail::prefetch_guess(p, guess - 64);
+    detail::prefetch_guess(p, guess);
+    detail::prefetch_guess(p, guess + 64);
+    detail::prefetch_guess(p, guess + 128);
   }
 
   // The masks 8 bytes at a time in 64-bit words (SWAR): CPUs without AVX2 and other
@@ -836,6 +841,7 @@ struct GolombCodedSet::Kernel {
     const unsigned len = 16 * k0;
     const __m256i low7 = _mm256_set1_epi8(0x7f);
     uint32_t f0 = 0, w0 = 0;  // flags and wraps of codes 0 .. len - 1
+#pragma GCC unroll 8
     for (int c = 0; c < Chunks; ++c) {
       const uint32_t keep = kBefore[k0][c];
       const uint32_t flags = static_cast<uint32_t>(_mm256_movemask_epi8(

@@ -273,6 +273,7 @@ class GolombCodedSet {
   }
   // v / width_ without a division (v < range_).
   uint64_t bucket_of(uint64_t v) const noexcept {
+    if (width_shift_ != 0) return v >> width_shift_;  // W = 2^s (the default ε = 1/256)
     uint64_t b = static_cast<uint64_t>((static_cast<unsigned __int128>(v) * width_inverse_) >> 64);
     b += v - b * width_ >= width_;
     return b;
@@ -307,6 +308,7 @@ class GolombCodedSet {
   // Derived at build/load: floor((2^64 - 1) / W); the Rice group size G (codes whose
   // remainders fill at most 56 bits).
   uint64_t width_inverse_ = 0;
+  unsigned width_shift_ = 0;  // s when W = 2^s (s >= 1), else 0
   unsigned group_ = 0;
   uint32_t block_inverse_ = 0;  // 2^32 / (16·M): t -> the 16-code block expected to hold t
   uint64_t mean_bucket_bits_ = 0;  // stream bits / buckets: where a bucket probably starts
