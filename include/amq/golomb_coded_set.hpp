@@ -36,9 +36,10 @@
 //    below the previous byte's). So a query compares 48 bytes around the code the target
 //    is expected at with its low bits at once (AVX2), counts the flags and wraps before
 //    them, checks the window's ends with one rank of the first 256 unary bits each, and
-//    each candidate with one more: ~41 / ~36 ns (present / absent keys) at 10^7 keys.
-//    CPUs without AVX2, and other architectures, do the same 8 bytes at a time in
-//    64-bit words (~43 ns in cache against ~26 with AVX2 and ~280 code by code).
+//    each candidate with one more: ~32 / ~30 ns (present / absent keys) in cache, ~45 /
+//    ~39 at 4·10^6 keys (when the default ε = 1/256 makes the bucket width 2^15, the
+//    bucket is a shift of the value). CPUs without AVX2, and other architectures, do the
+//    same 8 bytes at a time in 64-bit words (~43 ns in cache against ~280 code by code).
 //  * Other Rice widths: queries skip codes in groups of G = min(8, 56/c): a group's remainders are one
 //    56-bit word, summed with a few SWAR operations, and its quotients end at the G-th
 //    zero of the unary stream, found by one select-in-word (BMI2 pdep, chosen at run
@@ -62,8 +63,9 @@
 //
 // Choose it over a Bloom or cuckoo filter when the set is built once and size matters
 // most (files sent over a network, cookies, block filters); it takes ~16% fewer bits than
-// a BloomFilter at 1/256, is ~3x slower to query (~41 / ~36 ns at 10^7 keys against
-// ~14 / ~11 ns; issue 4 asks for 3x, met on present keys only) and cannot take inserts.
+// a BloomFilter at 1/256, is 2-3x slower to query (in `amq bench` at 10^7 keys 1.7-2.7x
+// a BloomFilter's time; ~3x when both fit in cache, where a lookup's chain of dependent
+// steps matters most) and cannot take inserts.
 //
 //   std::vector<std::string> keys = {"apple", "banana"};
 //   auto s = amq::GolombCodedSet::build(keys, {.fpp = 1.0 / 256});
