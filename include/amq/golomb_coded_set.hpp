@@ -63,9 +63,9 @@
 //
 // Choose it over a Bloom or cuckoo filter when the set is built once and size matters
 // most (files sent over a network, cookies, block filters); it takes ~16% fewer bits than
-// a BloomFilter at 1/256, is 2-3x slower to query (in `amq bench` at 10^7 keys 1.7-2.7x
-// a BloomFilter's time; ~3x when both fit in cache, where a lookup's chain of dependent
-// steps matters most) and cannot take inserts.
+// a BloomFilter at 1/256, is 2-3x slower to query (in `amq bench` at 10^7 keys 1.2-3.0x
+// a BloomFilter's time, the most when the machine is quietest; ~3x when both fit in
+// cache, where a lookup's chain of dependent steps matters most) and cannot take inserts.
 //
 //   std::vector<std::string> keys = {"apple", "banana"};
 //   auto s = amq::GolombCodedSet::build(keys, {.fpp = 1.0 / 256});
