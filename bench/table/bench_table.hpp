@@ -108,6 +108,8 @@ void pack_keys(const Keys& from, std::vector<std::byte>& arena, std::vector<Byte
   }
 }
 
+// The lines of the file at `path`, a '\r' before each '\n' dropped (empty lines kept).
+std::vector<std::string> read_lines(const std::string& path);
 Dataset load_dataset(const Options& options);
 // A dataset of distinct string keys (`seen` holds them all): absent keys are keys with
 // '~' and a number appended, which follow a present key's whole path in a trie.

@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <set>
@@ -91,11 +90,10 @@ double finish(Row& row, const Dataset& d, const Mix& mix, uint64_t raw, const Op
 // `lower_only`) for the synthetic sets.
 std::vector<std::string> read_words(const std::string& path, bool lower_only) {
   std::vector<std::string> w;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);)
+  for (std::string& line : read_lines(path))
     if (!line.empty() &&
         (!lower_only || std::all_of(line.begin(), line.end(), [](char c) { return c >= 'a' && c <= 'z'; })))
-      w.push_back(line);
+      w.push_back(std::move(line));
   if (w.empty()) throw Error(Errc::invalid_argument, path + (lower_only ? ": no lower-case words" : ": no words"));
   return w;
 }

@@ -73,6 +73,20 @@ void shuffle_and_view(Dataset& d) {
   d.make_views();
 }
 
+std::vector<std::string> read_lines(const std::string& path) {
+  const auto bytes = read_file(path);
+  std::string_view text = as_chars(bytes);
+  std::vector<std::string> lines;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.emplace_back(line);
+  }
+  return lines;
+}
+
 Dataset load_dataset(const Options& o) {
   Dataset d;
   if (o.synthetic > 0) {
@@ -86,16 +100,9 @@ Dataset load_dataset(const Options& o) {
       d.absent.push_back(u64_key(splitmix64(o.synthetic + i)));
   } else {
     d.name = o.data;
-    const auto bytes = read_file(o.data);
-    std::string_view text = as_chars(bytes);
     std::unordered_set<std::string> seen;
-    while (!text.empty()) {
-      const size_t nl = text.find('\n');
-      std::string_view line = text.substr(0, nl);
-      text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (seen.insert(std::string(line)).second) d.keys.emplace_back(line);
-    }
+    for (std::string& line : read_lines(o.data))
+      if (seen.insert(line).second) d.keys.push_back(std::move(line));
     if (d.keys.empty()) throw Error(Errc::invalid_argument, o.data + ": no keys");
     return string_dataset(std::move(d.name), std::move(d.keys), seen);
   }
