@@ -59,6 +59,7 @@ constexpr uint64_t kSubLevels = 5;        // finer select samples down to this l
 constexpr uint64_t kSubShift = 5;         // one per 32 nodes
 constexpr uint64_t kSubNodesMax = 65536;  // for at most this many nodes
 constexpr uint64_t kLoudsSampleMask = (uint64_t{1} << LoudsBits::kSampleShift) - 1;
+constexpr uint64_t kNoSample = ~uint64_t{0};  // select_start's csi when no sample was loaded ahead
 constexpr uint64_t kTailSampleMask = (uint64_t{1} << TailBits::kSampleShift) - 1;
 
 uint64_t directory_words(int vec, uint64_t bits, uint64_t ones) {
@@ -724,7 +725,7 @@ template <bool Hw, bool WithChains>
   const uint8_t* const end = p + len;
   const uint8_t* safe_end = labels_end_;
   uint64_t v = 0, st = 0;
-  uint64_t csi = ~uint64_t{0}, csp = 0;  // a sample loaded ahead: sample number csi is csp
+  uint64_t csi = kNoSample, csp = 0;  // a sample loaded ahead: sample number csi is csp
   uint64_t after = louds_.words()[0];  // label bitmap bits from st on (as far as st's word goes)
   if (jump_maps_ && len >= 2) {
     if (!jump_start<Hw>(p, v, st)) return false;
@@ -978,7 +979,7 @@ template <bool Hw, bool WithChains>
       }
       const uint64_t s = v - 1;
       uint64_t sp, rem;
-      select_start(v, ~uint64_t{0}, 0, sp, rem);
+      select_start(v, kNoSample, 0, sp, rem);
       // The select reads words from the sample's on; the labels lie near the sample's
       // label index plus the nodes between (about a label a node).
       detail::prefetch_guess(louds_.words(), 8 * (sp >> 6));
