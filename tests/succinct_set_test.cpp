@@ -540,6 +540,46 @@ TEST(SuccinctSet, SmallAlphabetDeepTrie) {
   EXPECT_EQ(SuccinctSet::build(keys).chain_count(), expected_chains(keys));
 }
 
+// rank(), index_of() and key_at() stop at the deep levels whose cuts have key counts
+// in a table (max(64, nodes / 2048) entries). Here: a word-like set over a small
+// alphabet, plus keys of 30-200 bytes sharing long prefixes, so that many narrow levels
+// lie below wide ones; every key's rank both ways, and probes between keys.
+TEST(SuccinctSet, CountsOfTheDeepLevels) {
+  std::mt19937_64 rng(12);
+  std::set<std::string> ref;
+  for (int i = 0; i < (kSanitized ? 4000 : 40000); ++i) {
+    std::string k(3 + rng() % 8, 'a');
+    for (auto& c : k) c = static_cast<char>('a' + rng() % 6);
+    ref.insert(k);
+  }
+  const std::vector<std::string> base(ref.begin(), ref.end());
+  for (int i = 0; i < 300; ++i) {
+    std::string k = base[rng() % base.size()] + std::string(30 + rng() % 170, 'x');
+    k[k.size() - 1 - rng() % 20] = 'y';  // deep branches
+    ref.insert(k);
+  }
+  const std::vector<std::string> keys(ref.begin(), ref.end());
+  const auto s = SuccinctSet::build(keys);
+  ASSERT_GT(s.counted_levels_from(), 2u);
+  ASSERT_LT(s.counted_levels_from() + 20, s.level_count());
+  for (uint64_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(s.index_of(keys[i]), i) << keys[i];
+    ASSERT_EQ(s.key_at(i), keys[i]);
+  }
+  for (int t = 0; t < 20000; ++t) {
+    std::string q = keys[rng() % keys.size()];
+    q.resize(rng() % (q.size() + 1));
+    if (rng() % 2) q.push_back(static_cast<char>('a' + rng() % 26));
+    const auto r = static_cast<uint64_t>(std::lower_bound(keys.begin(), keys.end(), q) - keys.begin());
+    ASSERT_EQ(s.rank(q), r) << q;
+  }
+  // A small set has counts for every level, from the root's on.
+  const std::vector<std::string> few(keys.begin(), keys.begin() + 40);
+  const auto t = SuccinctSet::build(few);
+  EXPECT_EQ(t.counted_levels_from(), 0u);
+  for (uint64_t i = 0; i < few.size(); ++i) ASSERT_EQ(t.key_at(i), few[i]);
+}
+
 // contains() takes the first two bytes through label maps and the top levels' label
 // starts through a table: root children that are childless, leaves with children,
 // and second-level nodes beyond the table (which stops at 4096 nodes; here the

@@ -12,7 +12,8 @@
 // a trie spends a level a byte (no target; it shows the chain table at work).
 // The SuccinctSet rows also state the same mix through contains_many (1024 keys a
 // call), which interleaves descents on sets of 4 MiB or more; not what the target
-// counts. Of these sets only the last is that large: 600,000 synthetic paths (two
+// counts; and the order-preserving map's two directions, index_of and key_at, beside
+// marisa-trie's lookup and reverse_lookup (whose ids are not in key order). Of these sets only the last is that large: 600,000 synthetic paths (two
 // words of the insane list joined by '/', ~9 MB), measured beside marisa-trie alone.
 #include <fmt/core.h>
 #include <time.h>
@@ -140,6 +141,7 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit, bool target 
   std::vector<Row> rows;
   const Sink sink = [&](const Row& r) { rows.push_back(r); };
   double succinct_mix = 0, marisa_mix = 0;
+  double index_ns = 0, key_ns = 0, lookup_ns = 0, reverse_ns = 0;  // key -> id -> key
   const std::string data = std::filesystem::path(d.name).filename().string();
   uint64_t raw = 0;
   for (const auto& k : d.keys) raw += k.size();
@@ -166,6 +168,26 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit, bool target 
                            }) /
                            static_cast<double>(keys.size());
     row.note += fmt::format("; contains_many mix {:.1f} ns", many_ns);
+    // The order-preserving map: index_of (a present key's place in key order) and its
+    // inverse key_at, on the lookup sample's first present keys (fewer for key_at,
+    // the slower).
+    const std::span<const Bytes> present = d.probe_keys();
+    const size_t ni = std::min<size_t>(present.size(), 20000), nk = std::min<size_t>(present.size(), 4000);
+    std::vector<uint64_t> ids(nk);
+    for (size_t i = 0; i < nk; ++i) ids[i] = s.index_of(present[i]);
+    index_ns = best_cpu_ns(o.repeats, [&] {
+                 uint64_t h = 0;
+                 for (size_t i = 0; i < ni; ++i) h += s.index_of(present[i]);
+                 g_sink = h;
+               }) /
+               static_cast<double>(std::max<size_t>(ni, 1));
+    key_ns = best_cpu_ns(o.repeats, [&] {
+               uint64_t h = 0;
+               for (size_t i = 0; i < nk; ++i) h += s.key_at(ids[i]).size();
+               g_sink = h;
+             }) /
+             static_cast<double>(std::max<size_t>(nk, 1));
+    row.note += fmt::format("; index_of {:.0f} ns, key_at {:.0f} ns", index_ns, key_ns);
     sink(row);
   }
   if (containers) {
@@ -223,6 +245,34 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit, bool target 
       agent.set_query(reinterpret_cast<const char*>(k.data()), k.size());
       return t.lookup(agent);
     });
+    // Its key -> id -> key map on the same keys (ids in its own order, not key order).
+    const std::span<const Bytes> present = d.probe_keys();
+    const size_t ni = std::min<size_t>(present.size(), 20000), nk = std::min<size_t>(present.size(), 4000);
+    std::vector<size_t> ids(nk);
+    for (size_t i = 0; i < nk; ++i) {
+      agent.set_query(reinterpret_cast<const char*>(present[i].data()), present[i].size());
+      ids[i] = t.lookup(agent) ? agent.key().id() : 0;
+    }
+    lookup_ns = best_cpu_ns(o.repeats, [&] {
+                  size_t h = 0;
+                  for (size_t i = 0; i < ni; ++i) {
+                    agent.set_query(reinterpret_cast<const char*>(present[i].data()), present[i].size());
+                    h += t.lookup(agent) ? agent.key().id() : 0;
+                  }
+                  g_sink = h;
+                }) /
+                static_cast<double>(std::max<size_t>(ni, 1));
+    reverse_ns = best_cpu_ns(o.repeats, [&] {
+                   size_t h = 0;
+                   for (size_t i = 0; i < nk; ++i) {
+                     agent.set_query(ids[i]);
+                     t.reverse_lookup(agent);
+                     h += agent.key().length();
+                   }
+                   g_sink = h;
+                 }) /
+                 static_cast<double>(std::max<size_t>(nk, 1));
+    row.note += fmt::format("; lookup (key -> id) {:.0f} ns, reverse_lookup {:.0f} ns", lookup_ns, reverse_ns);
     sink(row);
   }
 #else
@@ -232,6 +282,9 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit, bool target 
     rows.front().note += fmt::format("; contains mix {:.1f} ns vs marisa {:.1f} ns = {:.2f}x faster{}", succinct_mix,
                                      marisa_mix, marisa_mix / succinct_mix,
                                      target ? " (target <= 150 ns, faster)" : "");
+  if (lookup_ns > 0)
+    rows.front().note += fmt::format("; index_of {:.2f}x and key_at {:.2f}x marisa's lookup and reverse_lookup time",
+                                     index_ns / lookup_ns, key_ns / reverse_ns);
   for (const Row& r : rows) emit(r);
 }
 

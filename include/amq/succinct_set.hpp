@@ -59,8 +59,14 @@
 // ~1.35-1.7x on a 24 MB one; smaller sets, whose levels the caches mostly hold,
 // stay a loop (about even on the 2.3 MB insane list, slower on american-english).
 // index_of(), rank() and key_at() also walk the levels below the key (a cut through
-// each level, counted with rank), so they cost O(height of the trie) selects: fine
-// for word lists and random keys, slow for adversarial sets with thousands of levels.
+// each level, counted with rank), down to the deep, narrow levels whose cuts have
+// their key counts in a table built on load (at most max(64, nodes / 2048) entries of
+// 4 bytes; american-english-insane's 60 levels are counted from level 21): O(height)
+// selects, and key_at() a binary search among each node's children on the way. On a
+// shared 2-vCPU Zen 5 VM, index_of took ~0.8-1.3 us on the word lists and key_at
+// ~8-13 us, ~2-3x and ~20-30x marisa-trie's lookup and reverse_lookup (whose ids are
+// not in key order); `amq bench --only succinct` states them. Slow for adversarial
+// sets with thousands of levels.
 //
 // Guarantees
 //  * Exact: contains() has no false positives and no false negatives.
@@ -199,13 +205,17 @@ class SuccinctSet {
   bool empty() const noexcept { return n_ == 0; }
   // Bytes of the structure: the payload (bitmaps, directories, labels, tails) and the
   // small tables built on load (top levels' label starts, finer select starts, long
-  // chains).
+  // chains, the deep levels' key counts).
   size_t size_in_bytes() const noexcept { return payload_bytes_; }
   uint64_t node_count() const noexcept { return nodes_; }
   uint64_t tail_count() const noexcept { return tails_; }
   uint64_t tail_bytes() const noexcept { return tail_bytes_; }
   // Long chains of one-label nodes that contains() takes in one compare (0: no table).
   uint64_t chain_count() const noexcept { return chain_count_; }
+  // Trie levels, and the first of the deep levels whose cuts have their key counts in
+  // a table (level_count() if none): rank(), index_of() and key_at() stop there.
+  uint64_t level_count() const noexcept { return levels_; }
+  uint64_t counted_levels_from() const noexcept { return std::min(bottom_level_, levels_); }
   // The file the set answers from (what serialize() copies): valid while the set lives.
   std::span<const std::byte> bytes() const noexcept;
   // True if the set answers from a memory-mapped file (open()).
@@ -247,8 +257,12 @@ class SuccinctSet {
   static std::shared_ptr<Storage> allocate_storage(size_t size);
   static SuccinctSet from_storage(std::shared_ptr<const Storage> storage, bool verify_checksum);
 
-  // The first label position of node v in the label bitmap.
-  uint64_t node_start(uint64_t v) const noexcept { return v == 0 ? 0 : louds_.select1(v - 1) + 1; }
+  // The first label position of node v in the label bitmap (the top table's entry for
+  // its nodes, which every rank(), key_at() and iteration passes through).
+  uint64_t node_start(uint64_t v) const noexcept {
+    if (v < top_nodes_) return top_starts_[v];
+    return v == 0 ? 0 : louds_.select1(v - 1) + 1;
+  }
   // The first node of the next level after the nodes before b (b in one level).
   uint64_t child_boundary(uint64_t b) const noexcept { return node_start(b) - b + 1; }
   // The tail of leaf node v (empty if none).
@@ -340,6 +354,24 @@ class SuccinctSet {
   // not fit in 16 bits).
   std::shared_ptr<const std::vector<uint16_t>> tail_mid_;
   const uint16_t* tail_mids_ = nullptr;
+  // The deep levels' key counts, for rank(), index_of() and key_at(): from level
+  // `level` down, for each level l and each cut c (the level's first c nodes), the keys
+  // that end at those nodes or below them, which the cut's walk through every deeper
+  // level would count (built on load; see build_bottom()).
+  struct Bottom {
+    uint64_t level = 0;            // the first level with counts
+    std::vector<uint64_t> start;   // start[i]: level `level` + i's first node (and, last, nodes_)
+    std::vector<uint64_t> offset;  // where level `level` + i's counts begin in `keys`
+    std::vector<uint64_t> below;   // sum over the levels l >= `level` + i of leaf_.rank1(start of l)
+    std::vector<uint32_t> keys;
+  };
+  std::shared_ptr<const Bottom> bottom_;
+  uint64_t bottom_level_ = ~uint64_t{0};  // bottom_->level, or none
+  void build_bottom(const std::vector<uint64_t>& level_starts);
+  // Keys ending at or below the first c nodes of level l >= bottom_level_.
+  uint64_t bottom_keys(uint64_t l, uint64_t c) const noexcept {
+    return bottom_->keys[bottom_->offset[l - bottom_level_] + c];
+  }
   // Long chains of one-label nodes where no key ends (shared prefixes below the top
   // table), found on load where they are common: contains() takes each in one compare.
   struct Chains;
