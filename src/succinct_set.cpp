@@ -386,8 +386,16 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   uint64_t top = 0;  // the first node below the top table's levels
   uint64_t sub = s.nodes_;  // the first node below the top kSubLevels levels
   bool narrow = true;  // the levels below the top three are narrow so far
+  // The last levels' first nodes, for build_bottom (which uses at most `keep` levels;
+  // a hostile trie may have a level a node).
+  const uint64_t keep = s.bottom_budget() + 1;
   std::vector<uint64_t> level_starts;
+  uint64_t first_kept = 0;  // the level of level_starts[0]
   for (uint64_t a = 0;;) {
+    if (level_starts.size() == 2 * keep) {
+      level_starts.erase(level_starts.begin(), level_starts.begin() + static_cast<std::ptrdiff_t>(keep));
+      first_kept += keep;
+    }
     level_starts.push_back(a);
     s.level_leaf_sum_ += s.leaf_.rank1(a);
     ++s.levels_;
@@ -405,7 +413,7 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
     if (a >= s.nodes_) break;
   }
   level_starts.push_back(s.nodes_);
-  s.build_bottom(level_starts);
+  s.build_bottom(level_starts, first_kept);
   // Where the labels of each node of the top levels start, so contains() skips their
   // selects (every lookup passes through them).
   // 16-bit entries: the table stops at the first start beyond 65535. It is counted in
@@ -484,38 +492,40 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
 // Counts for every cut of the deepest levels, as many as fit in max(64, nodes / 2048)
 // entries, end those walks at the first such level: the counts of level l are built
 // from level l + 1's, bottom up (a select and a rank per entry).
-void SuccinctSet::build_bottom(const std::vector<uint64_t>& level_starts) {
-  const uint64_t levels = level_starts.size() - 1;  // level l: nodes [starts[l], starts[l + 1])
-  const uint64_t budget = std::max<uint64_t>(64, nodes_ >> 11);
+// `starts`: the first nodes of levels first_kept, first_kept + 1, ... to the last
+// level, then nodes_ (the tail of the list of every level's).
+void SuccinctSet::build_bottom(const std::vector<uint64_t>& starts, uint64_t first_kept) {
   if (n_ > UINT32_MAX) return;
-  uint64_t first = levels, entries = 0;
-  while (first > 0 && entries + (level_starts[first] - level_starts[first - 1]) + 1 <= budget) {
+  const uint64_t budget = bottom_budget();
+  const uint64_t last = starts.size() - 1;  // index i: level first_kept + i, nodes [starts[i], starts[i + 1])
+  uint64_t first = last, entries = 0;
+  while (first > 0 && entries + (starts[first] - starts[first - 1]) + 1 <= budget) {
     --first;
-    entries += level_starts[first + 1] - level_starts[first] + 1;
+    entries += starts[first + 1] - starts[first] + 1;
   }
-  if (first == levels) return;
+  if (first == last) return;
   auto b = std::make_shared<Bottom>();
-  b->level = first;
-  b->start.assign(level_starts.begin() + static_cast<std::ptrdiff_t>(first), level_starts.end());
-  b->offset.resize(levels - first);
-  b->below.resize(levels - first + 1);
+  b->level = first_kept + first;
+  b->start.assign(starts.begin() + static_cast<std::ptrdiff_t>(first), starts.end());
+  b->offset.resize(last - first);
+  b->below.resize(last - first + 1);
   b->keys.resize(entries);
   uint64_t at = entries;
-  for (uint64_t l = levels; l-- > first;) {
-    const uint64_t i = l - first, s = level_starts[l], m = level_starts[l + 1] - s;
+  for (uint64_t l = last; l-- > first;) {
+    const uint64_t i = l - first, s = starts[l], m = starts[l + 1] - s;
     at -= m + 1;
     b->offset[i] = at;
     const uint64_t base = leaf_.rank1(s);
     b->below[i] = b->below[i + 1] + base;
     for (uint64_t c = 0; c <= m; ++c) {
       uint64_t k = leaf_.rank1(s + c) - base;
-      if (l + 1 < levels) k += b->keys[b->offset[i + 1] + (child_boundary(s + c) - level_starts[l + 1])];
+      if (l + 1 < last) k += b->keys[b->offset[i + 1] + (child_boundary(s + c) - starts[l + 1])];
       b->keys[at + c] = static_cast<uint32_t>(k);
     }
   }
   b->below.pop_back();
   payload_bytes_ += 4 * b->keys.size() + 8 * (b->start.size() + b->offset.size() + b->below.size());
-  bottom_level_ = first;
+  bottom_level_ = b->level;
   bottom_ = std::move(b);
 }
 

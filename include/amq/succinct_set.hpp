@@ -367,7 +367,8 @@ class SuccinctSet {
   };
   std::shared_ptr<const Bottom> bottom_;
   uint64_t bottom_level_ = ~uint64_t{0};  // bottom_->level, or none
-  void build_bottom(const std::vector<uint64_t>& level_starts);
+  void build_bottom(const std::vector<uint64_t>& starts, uint64_t first_kept);
+  uint64_t bottom_budget() const noexcept { return std::max<uint64_t>(64, nodes_ >> 11); }  // entries
   // Keys ending at or below the first c nodes of level l >= bottom_level_.
   uint64_t bottom_keys(uint64_t l, uint64_t c) const noexcept {
     return bottom_->keys[bottom_->offset[l - bottom_level_] + c];
