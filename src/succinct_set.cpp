@@ -3,6 +3,7 @@
 #include "amq/succinct_set.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -125,6 +126,7 @@ std::shared_ptr<const std::vector<uint16_t>> select_offsets(const Bits& bits, ui
 [[gnu::always_inline]] inline uint64_t chain_hash(uint64_t v) noexcept { return (v + 1) * 0x9E3779B97F4A7C15ull; }
 
 constexpr uint64_t kKeyAtCuts = 4;  // key_at() weighs nodes of at most this many children at once
+constexpr uint64_t kCountedTopLevels = 8;  // build_top_counts looks at most this deep
 constexpr uint64_t kChainMin = 8;    // a chain of fewer nodes stays a select a node
 constexpr uint64_t kChainKeys = 16;  // nor is one kept that fewer keys pass through
 
@@ -391,7 +393,9 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   const uint64_t keep = s.bottom_budget() + 1;
   std::vector<uint64_t> level_starts;
   uint64_t first_kept = 0;  // the level of level_starts[0]
+  std::vector<uint64_t> head, head_leaves;  // the first levels' starts, and leaf_.rank1 of each
   for (uint64_t a = 0;;) {
+    if (head.size() <= kCountedTopLevels) head.push_back(a), head_leaves.push_back(s.leaf_.rank1(a));
     if (level_starts.size() == 2 * keep) {
       level_starts.erase(level_starts.begin(), level_starts.begin() + static_cast<std::ptrdiff_t>(keep));
       first_kept += keep;
@@ -413,7 +417,9 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
     if (a >= s.nodes_) break;
   }
   level_starts.push_back(s.nodes_);
+  if (head.size() <= kCountedTopLevels) head.push_back(s.nodes_);
   s.build_bottom(level_starts, first_kept);
+  s.build_top_counts(head, head_leaves);
   // Where the labels of each node of the top levels start, so contains() skips their
   // selects (every lookup passes through them).
   // 16-bit entries: the table stops at the first start beyond 65535. It is counted in
@@ -504,7 +510,7 @@ void SuccinctSet::build_bottom(const std::vector<uint64_t>& starts, uint64_t fir
     entries += starts[first + 1] - starts[first] + 1;
   }
   if (first == last) return;
-  auto b = std::make_shared<Bottom>();
+  auto b = std::make_shared<LevelCounts>();
   b->level = first_kept + first;
   b->start.assign(starts.begin() + static_cast<std::ptrdiff_t>(first), starts.end());
   b->offset.resize(last - first);
@@ -524,9 +530,71 @@ void SuccinctSet::build_bottom(const std::vector<uint64_t>& starts, uint64_t fir
     }
   }
   b->below.pop_back();
-  payload_bytes_ += 4 * b->keys.size() + 8 * (b->start.size() + b->offset.size() + b->below.size());
+  payload_bytes_ += b->bytes();
   bottom_level_ = b->level;
   bottom_ = std::move(b);
+}
+
+// The top levels' counts, 1 .. t while they fit top_budget() entries (none on
+// american-english, which has room for little; insane: levels 1 and 2, 1,852 entries):
+// key_at() searches the children of each node on its way down, and a probe among the
+// wide top nodes' children is otherwise a walk of a pair of cuts through some 20
+// levels. Level t's cuts are walked down together to the deep levels' counts, the
+// levels above built from it. `starts`: the first levels' first nodes (and the next
+// level's after the last); `leaf_before[l]` = leaf_.rank1(starts[l]).
+void SuccinctSet::build_top_counts(const std::vector<uint64_t>& starts, const std::vector<uint64_t>& leaf_before) {
+  if (!bottom_ || starts.size() < 3) return;
+  const uint64_t budget = top_budget();
+  uint64_t end = 1, entries = 0;  // levels [1, end)
+  while (end + 1 < starts.size() && end < bottom_level_ &&
+         entries + (starts[end + 1] - starts[end]) + 1 <= budget) {
+    entries += starts[end + 1] - starts[end] + 1;
+    ++end;
+  }
+  if (end == 1) return;
+  auto t = std::make_shared<LevelCounts>();
+  t->level = 1;
+  t->start.assign(starts.begin() + 1, starts.begin() + static_cast<std::ptrdiff_t>(end) + 1);
+  t->offset.resize(end - 1);
+  t->keys.resize(entries);
+  for (uint64_t l = 1, at = 0; l < end; ++l) {
+    t->offset[l - 1] = at;
+    at += starts[l + 1] - starts[l] + 1;
+  }
+  for (uint64_t l = 1; l < end; ++l) t->below.push_back(level_leaf_sum_ - std::accumulate(leaf_before.begin(), leaf_before.begin() + static_cast<std::ptrdiff_t>(l), uint64_t{0}));
+  // Level end - 1: every cut walked down to the deep levels' counts, together (equal
+  // cuts once), within a budget of steps.
+  const uint64_t last = end - 1, m = starts[end] - starts[last];
+  std::vector<uint64_t> cut(m + 1), raw(m + 1, 0);
+  for (uint64_t c = 0; c <= m; ++c) cut[c] = starts[last] + c;
+  uint64_t steps = nodes_ + (uint64_t{1} << 20);
+  for (uint64_t l = last; cut[0] != cut[m]; ++l) {
+    if (l >= bottom_level_) {
+      for (uint64_t c = 0; c <= m; ++c) raw[c] += bottom_keys(l, cut[c] - bottom_->start[l - bottom_level_]);
+      break;
+    }
+    for (uint64_t c = 0; c <= m; ++c) raw[c] += leaf_.rank1(cut[c]);
+    if (l + 1 >= levels_ || cut[0] >= nodes_) break;
+    uint64_t prev = npos, next = 0;
+    for (uint64_t c = 0; c <= m; ++c) {
+      if (cut[c] != prev) {
+        if (steps-- == 0) return;  // a hostile shape: no table rather than a slow load
+        prev = cut[c];
+        next = prev >= nodes_ ? nodes_ : child_boundary(prev);
+      }
+      cut[c] = next;
+    }
+  }
+  for (uint64_t c = 0; c <= m; ++c) t->keys[t->offset[last - 1] + c] = static_cast<uint32_t>(raw[c] - raw[0]);
+  for (uint64_t l = last; l-- > 1;) {
+    const uint64_t s = starts[l], n = starts[l + 1] - s, base = leaf_.rank1(s);
+    for (uint64_t c = 0; c <= n; ++c)
+      t->keys[t->offset[l - 1] + c] = static_cast<uint32_t>(
+          leaf_.rank1(s + c) - base + t->keys[t->offset[l] + (child_boundary(s + c) - starts[l + 1])]);
+  }
+  payload_bytes_ += t->bytes();
+  top_counted_end_ = end;
+  top_counts_ = std::move(t);
 }
 
 void SuccinctSet::find_chains() {
@@ -1144,6 +1212,9 @@ uint64_t SuccinctSet::rank_impl(std::span<const std::byte> key, bool* found) con
     if (level >= bottom_level_)  // b cuts level `level`: the rest is counted
       return total + bottom_keys(level, b - bottom_->start[level - bottom_level_]) +
              bottom_->below[level - bottom_level_] - level_leaf_sum_;
+    if (level >= 1 && level < top_counted_end_)
+      return total + top_counts_->at(level, b - top_counts_->start[level - 1]) + top_counts_->below[level - 1] -
+             level_leaf_sum_;
     total += leaf_.rank1(b);
     if (++level >= levels_) break;
     if (b >= nodes_) {
@@ -1171,6 +1242,12 @@ uint64_t SuccinctSet::keys_between(uint64_t x, uint64_t y, uint64_t* budget) con
   uint64_t total = 0;
   while (x != y) {
     if (budget != nullptr && (*budget)-- == 0) return npos;
+    if (top_counts_ && x >= top_counts_->start.front() && y <= top_counts_->start.back()) {
+      // A cut pair of the top levels with counts (x < y: x is a node of its level).
+      const auto& st = top_counts_->start;
+      const uint64_t l = static_cast<uint64_t>(std::upper_bound(st.begin(), st.end(), x) - st.begin());
+      return total + top_counts_->at(l, y - st[l - 1]) - top_counts_->at(l, x - st[l - 1]);
+    }
     if (bottom_ && x >= bottom_->start[0]) {
       // x < y: x is a node of the level it cuts, which has counts.
       const auto& st = bottom_->start;

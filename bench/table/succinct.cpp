@@ -81,7 +81,7 @@ double finish(Row& row, const Dataset& d, const Mix& mix, uint64_t raw, const Op
   const double mix_ns = best_cpu_ns(o.repeats, [&] { g_sink = lookup_pass(std::span<const Bytes>(mix.keys), contains); }) /
                        static_cast<double>(mix.keys.size());
   finish_row(row, d);
-  row.note = fmt::format("{:.1f}% of raw key bytes; mix {:.1f} ns cpu{}{}", 100.0 * static_cast<double>(row.bytes) /
+  row.note = fmt::format("{:.2f}% of raw key bytes; mix {:.1f} ns cpu{}{}", 100.0 * static_cast<double>(row.bytes) /
                                                                           static_cast<double>(raw),
                          mix_ns, row.note.empty() ? "" : "; ", row.note);
   return mix_ns;

@@ -62,11 +62,13 @@
 // each level, counted with rank), down to the deep, narrow levels whose cuts have
 // their key counts in a table built on load (at most max(64, nodes / 2048) entries of
 // 4 bytes; american-english-insane's 60 levels are counted from level 21): O(height)
-// selects, and key_at() a binary search among each node's children on the way. On a
-// shared 2-vCPU Zen 5 VM, index_of took ~0.8-1.3 us on the word lists and key_at
-// ~8-13 us, ~2-3x and ~20-30x marisa-trie's lookup and reverse_lookup (whose ids are
-// not in key order); `amq bench --only succinct` states them. Slow for adversarial
-// sets with thousands of levels.
+// selects. key_at() searches each node's children on its way down, every probe such a
+// walk, except among the top levels' nodes, whose cuts have counts too while they fit
+// nodes / 512 entries (insane: levels 1-2; american-english: level 1). On a shared
+// 2-vCPU Zen 5 VM, index_of took ~0.7-1.2 us on the word lists and key_at ~5-6 us,
+// ~2x and ~15-20x marisa-trie's lookup and reverse_lookup (whose ids are not in key
+// order); `amq bench --only succinct` states them. Slow for adversarial sets with
+// thousands of levels.
 //
 // Guarantees
 //  * Exact: contains() has no false positives and no false negatives.
@@ -216,6 +218,9 @@ class SuccinctSet {
   // a table (level_count() if none): rank(), index_of() and key_at() stop there.
   uint64_t level_count() const noexcept { return levels_; }
   uint64_t counted_levels_from() const noexcept { return std::min(bottom_level_, levels_); }
+  // The top levels below the root whose cuts have key counts too (key_at() searches
+  // their nodes' children in them): levels 1 .. counted_top_levels().
+  uint64_t counted_top_levels() const noexcept { return top_counted_end_ > 0 ? top_counted_end_ - 1 : 0; }
   // The file the set answers from (what serialize() copies): valid while the set lives.
   std::span<const std::byte> bytes() const noexcept;
   // True if the set answers from a memory-mapped file (open()).
@@ -354,25 +359,29 @@ class SuccinctSet {
   // not fit in 16 bits).
   std::shared_ptr<const std::vector<uint16_t>> tail_mid_;
   const uint16_t* tail_mids_ = nullptr;
-  // The deep levels' key counts, for rank(), index_of() and key_at(): from level
-  // `level` down, for each level l and each cut c (the level's first c nodes), the keys
+  // Key counts for every cut of some levels, for rank(), index_of() and key_at(): for
+  // each level l from `level` on and each cut c (the level's first c nodes), the keys
   // that end at those nodes or below them, which the cut's walk through every deeper
-  // level would count (built on load; see build_bottom()).
-  struct Bottom {
+  // level would count. Built on load (build_counts()) for the deep, narrow levels, where
+  // the walks stop, and for the top levels, whose wide nodes key_at() searches.
+  struct LevelCounts {
     uint64_t level = 0;            // the first level with counts
-    std::vector<uint64_t> start;   // start[i]: level `level` + i's first node (and, last, nodes_)
+    std::vector<uint64_t> start;   // start[i]: level `level` + i's first node (and, last, the next level's)
     std::vector<uint64_t> offset;  // where level `level` + i's counts begin in `keys`
     std::vector<uint64_t> below;   // sum over the levels l >= `level` + i of leaf_.rank1(start of l)
     std::vector<uint32_t> keys;
+    uint64_t at(uint64_t l, uint64_t c) const noexcept { return keys[offset[l - level] + c]; }
+    size_t bytes() const noexcept { return 4 * keys.size() + 8 * (start.size() + offset.size() + below.size()); }
   };
-  std::shared_ptr<const Bottom> bottom_;
+  std::shared_ptr<const LevelCounts> bottom_, top_counts_;
   uint64_t bottom_level_ = ~uint64_t{0};  // bottom_->level, or none
+  uint64_t top_counted_end_ = 0;          // top_counts_ covers levels [1, top_counted_end_)
   void build_bottom(const std::vector<uint64_t>& starts, uint64_t first_kept);
+  void build_top_counts(const std::vector<uint64_t>& starts, const std::vector<uint64_t>& leaf_before);
   uint64_t bottom_budget() const noexcept { return std::max<uint64_t>(64, nodes_ >> 11); }  // entries
+  uint64_t top_budget() const noexcept { return nodes_ >> 9; }                               // entries
   // Keys ending at or below the first c nodes of level l >= bottom_level_.
-  uint64_t bottom_keys(uint64_t l, uint64_t c) const noexcept {
-    return bottom_->keys[bottom_->offset[l - bottom_level_] + c];
-  }
+  uint64_t bottom_keys(uint64_t l, uint64_t c) const noexcept { return bottom_->at(l, c); }
   // Long chains of one-label nodes where no key ends (shared prefixes below the top
   // table), found on load where they are common: contains() takes each in one compare.
   struct Chains;
