@@ -3,7 +3,6 @@
 #include "amq/succinct_set.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -125,7 +124,6 @@ std::shared_ptr<const std::vector<uint16_t>> select_offsets(const Bits& bits, ui
 // A chain's head node hashed: the filter's bit (low 12+ bits) and the table's slot (high bits).
 [[gnu::always_inline]] inline uint64_t chain_hash(uint64_t v) noexcept { return (v + 1) * 0x9E3779B97F4A7C15ull; }
 
-constexpr uint64_t kKeyAtCuts = 4;  // key_at() weighs nodes of at most this many children at once
 constexpr uint64_t kCountedTopLevels = 8;  // build_top_counts looks at most this deep
 constexpr uint64_t kChainMin = 8;    // a chain of fewer nodes stays a select a node
 constexpr uint64_t kChainKeys = 16;  // nor is one kept that fewer keys pass through
@@ -395,7 +393,10 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   uint64_t first_kept = 0;  // the level of level_starts[0]
   std::vector<uint64_t> head, head_leaves;  // the first levels' starts, and leaf_.rank1 of each
   for (uint64_t a = 0;;) {
-    if (head.size() <= kCountedTopLevels) head.push_back(a), head_leaves.push_back(s.leaf_.rank1(a));
+    if (head.size() <= kCountedTopLevels) {
+      head.push_back(a);
+      head_leaves.push_back(s.leaf_.rank1(a));
+    }
     if (level_starts.size() == 2 * keep) {
       level_starts.erase(level_starts.begin(), level_starts.begin() + static_cast<std::ptrdiff_t>(keep));
       first_kept += keep;
@@ -486,12 +487,6 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   return s;
 }
 
-// Chains of at least kChainMin one-label nodes where no key ends (the shared prefixes
-// of URLs, paths or namespaced keys below the top table): contains() would spend a
-// select on each node. The table is kept only when its chains save a lookup of a
-// present key at least one select on average, since every one-label node on a
-// lookup's path then pays a filter probe (word lists: far fewer). Counted in
-// size_in_bytes().
 // The deep levels are narrow (american-english-insane: 60 levels, the last 40 of them
 // with fewer than 400 nodes together), yet rank() walked a cut through every one of
 // them, a select and a rank a level, and key_at() did so for each child it weighed.
@@ -535,8 +530,8 @@ void SuccinctSet::build_bottom(const std::vector<uint64_t>& starts, uint64_t fir
   bottom_ = std::move(b);
 }
 
-// The top levels' counts, 1 .. t while they fit top_budget() entries (none on
-// american-english, which has room for little; insane: levels 1 and 2, 1,852 entries):
+// The top levels' counts, 1 .. t while they fit top_budget() entries (insane: levels
+// 1 and 2, 1,852 entries; american-english: level 1, 54):
 // key_at() searches the children of each node on its way down, and a probe among the
 // wide top nodes' children is otherwise a walk of a pair of cuts through some 20
 // levels. Level t's cuts are walked down together to the deep levels' counts, the
@@ -561,7 +556,8 @@ void SuccinctSet::build_top_counts(const std::vector<uint64_t>& starts, const st
     t->offset[l - 1] = at;
     at += starts[l + 1] - starts[l] + 1;
   }
-  for (uint64_t l = 1; l < end; ++l) t->below.push_back(level_leaf_sum_ - std::accumulate(leaf_before.begin(), leaf_before.begin() + static_cast<std::ptrdiff_t>(l), uint64_t{0}));
+  for (uint64_t l = 1, above = leaf_before[0]; l < end; above += leaf_before[l++])
+    t->below.push_back(level_leaf_sum_ - above);  // leaf_.rank1 of the starts of levels l on
   // Level end - 1: every cut walked down to the deep levels' counts, together (equal
   // cuts once), within a budget of steps.
   const uint64_t last = end - 1, m = starts[end] - starts[last];
@@ -597,6 +593,12 @@ void SuccinctSet::build_top_counts(const std::vector<uint64_t>& starts, const st
   top_counts_ = std::move(t);
 }
 
+// Chains of at least kChainMin one-label nodes where no key ends (the shared prefixes
+// of URLs, paths or namespaced keys below the top table): contains() would spend a
+// select on each node. The table is kept only when its chains save a lookup of a
+// present key at least one select on average, since every one-label node on a
+// lookup's path then pays a filter probe (word lists: far fewer). Counted in
+// size_in_bytes().
 void SuccinctSet::find_chains() {
   auto bit = [](const std::vector<uint64_t>& b, uint64_t i) { return (b[i >> 6] >> (i & 63)) & 1; };
   auto set = [](std::vector<uint64_t>& b, uint64_t i) { b[i >> 6] |= uint64_t{1} << (i & 63); };
