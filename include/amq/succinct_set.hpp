@@ -379,7 +379,7 @@ class SuccinctSet {
   void build_bottom(const std::vector<uint64_t>& starts, uint64_t first_kept);
   void build_top_counts(const std::vector<uint64_t>& starts, const std::vector<uint64_t>& leaf_before);
   uint64_t bottom_budget() const noexcept { return std::max<uint64_t>(64, nodes_ >> 11); }  // entries
-  uint64_t top_budget() const noexcept { return nodes_ >> 9; }                               // entries
+  uint64_t top_budget() const noexcept { return std::min<uint64_t>(nodes_ >> 9, 1 << 16); }  // entries
   // Keys ending at or below the first c nodes of level l >= bottom_level_.
   uint64_t bottom_keys(uint64_t l, uint64_t c) const noexcept { return bottom_->at(l, c); }
   // Long chains of one-label nodes where no key ends (shared prefixes below the top
