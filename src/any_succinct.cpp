@@ -13,10 +13,16 @@ class AnySuccinct final : public SetAdapter<SuccinctSet, Kind::succinct> {
   using SetAdapter::SetAdapter;
   SetInfo info() const override {
     SetInfo i = make_info(Kind::succinct, s_.size(), s_.bytes().size(), 0.0, true);
+    const SuccinctSet::SizeParts parts = s_.size_parts();
     i.params = {{"nodes", std::to_string(s_.node_count())},
                 {"tails", std::to_string(s_.tail_count())},
                 {"tail_bytes", std::to_string(s_.tail_bytes())},
                 {"memory_bytes", std::to_string(s_.size_in_bytes())},
+                {"labels_bytes", std::to_string(parts.labels)},
+                {"bitmap_bytes", std::to_string(parts.bitmaps)},
+                {"directory_bytes", std::to_string(parts.directories)},
+                {"tail_area_bytes", std::to_string(parts.tails)},
+                {"load_table_bytes", std::to_string(parts.load_tables)},
                 {"chains", std::to_string(s_.chain_count())},
                 {"mapped", s_.is_mapped() ? "yes" : "no"}};
     return i;

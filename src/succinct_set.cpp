@@ -1300,6 +1300,19 @@ std::string SuccinctSet::key_at(uint64_t i) const {
   }
 }
 
+SuccinctSet::SizeParts SuccinctSet::size_parts() const noexcept {
+  const Shape sh = shape_of(n_, nodes_, tail_bytes_);
+  SizeParts p;
+  for (int i = 0; i < kVecCount; ++i) {
+    p.bitmaps += 8 * sh.words[i];
+    p.directories += 8 * sh.dir_words[i];
+  }
+  p.labels = pad8(sh.edges);
+  p.tails = pad8(tail_bytes_);
+  p.load_tables = payload_bytes_ - sh.payload_bytes;
+  return p;
+}
+
 SuccinctSet::Layout SuccinctSet::layout() const {
   Layout l;
   l.labels.assign(reinterpret_cast<const char*>(labels_), nodes_ - 1);

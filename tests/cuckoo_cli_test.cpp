@@ -55,7 +55,9 @@ TEST(CuckooCli, BuildQueryAddRemoveInfo) {
     r = test::run(test::cli() + " query -v " + q(file) + " k1 k2 k3 k4");
     EXPECT_EQ(r.out, "k1\nk2\nk3\n");  // 16-bit fingerprints: a false positive here is ~1e-4
     r = test::run(test::cli() + " info " + q(file));
-    EXPECT_NE(r.out.find("items         697\n"), std::string::npos) << r.out;
+    // (names in a column as wide as the longest, "fingerprint_bits")
+    EXPECT_NE(r.out.find("\nitems            697\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nfingerprint_bits 16\n"), std::string::npos) << r.out;
     // The file is a valid container the library reads back.
     const auto set = load_set(read_file(file));
     EXPECT_EQ(std::string(kind_name(set->kind())), kind);

@@ -577,6 +577,17 @@ TEST(SuccinctSet, CountsOfTheDeepLevels) {
     const auto r = static_cast<uint64_t>(std::lower_bound(keys.begin(), keys.end(), q) - keys.begin());
     ASSERT_EQ(s.rank(q), r) << q;
   }
+  // size_in_bytes() by part: the file's parts as its layout gives them, and the rest
+  // built on load (here the top and deep levels' counts, at least).
+  const SuccinctSet::SizeParts parts = s.size_parts();
+  EXPECT_EQ(parts.labels + parts.bitmaps + parts.directories + parts.tails + parts.load_tables, s.size_in_bytes());
+  const SuccinctSet::Layout lay = s.layout();
+  EXPECT_EQ(parts.labels, (lay.labels.size() + 7) / 8 * 8);
+  EXPECT_EQ(parts.tails, (lay.tails.size() + 7) / 8 * 8);
+  EXPECT_EQ(parts.bitmaps, 8 * ((lay.label_bitmap.size() + 63) / 64 + (lay.leaf_bitmap.size() + 63) / 64 +
+                                (lay.tail_bitmap.size() + 63) / 64));
+  EXPECT_GT(parts.directories, 0u);
+  EXPECT_GT(parts.load_tables, 4 * (s.level_count() - s.counted_levels_from()));
   // A small set has counts for every level, from the root's on.
   const std::vector<std::string> few = {"ab", "abc", "abcd", "axy", "buv"};
   const auto t = SuccinctSet::build(few);
@@ -1055,6 +1066,11 @@ TEST(SuccinctSetCli, BuildQueryInfoList) {
   EXPECT_NE(r.out.find("\"kind\":\"succinct\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"items\":5"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"fpp_expected\":0"), std::string::npos) << r.out;
+  const auto s = SuccinctSet::open(f);
+  EXPECT_NE(r.out.find("\"labels_bytes\":\"" + std::to_string(s.size_parts().labels) + "\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"load_table_bytes\":\"" + std::to_string(s.size_parts().load_tables) + "\""),
+            std::string::npos)
+      << r.out;
   // A file is memory-mapped (open_set), a pipe read and copied; both answer alike.
   EXPECT_NE(r.out.find("\"mapped\":\"yes\""), std::string::npos) << r.out;
   r = test::run("cat '" + f + "' | " + amq + " info --json /dev/stdin");

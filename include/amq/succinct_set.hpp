@@ -214,6 +214,14 @@ class SuccinctSet {
   uint64_t tail_bytes() const noexcept { return tail_bytes_; }
   // Long chains of one-label nodes that contains() takes in one compare (0: no table).
   uint64_t chain_count() const noexcept { return chain_count_; }
+  // size_in_bytes() by part: the file's labels, bitmaps (label, leaf, tail), their
+  // rank/select directories and tails (each padded to 8 bytes), and the tables built on
+  // load (top levels' label starts and label maps, finer select starts, chains, key
+  // counts). The parts add up to size_in_bytes().
+  struct SizeParts {
+    uint64_t labels = 0, bitmaps = 0, directories = 0, tails = 0, load_tables = 0;
+  };
+  SizeParts size_parts() const noexcept;
   // Trie levels, and the first of the deep levels whose cuts have their key counts in
   // a table (level_count() if none): rank(), index_of() and key_at() stop there.
   uint64_t level_count() const noexcept { return levels_; }

@@ -305,10 +305,17 @@ void add_info(CLI::App& app, int& status) {
           kind_name(i.kind), i.format, params, i.items, i.items_exact ? "true" : "false", i.bytes, i.bits_per_key,
           i.fpp_expected);
     } else {
-      fmt::print("kind          {}\nformat        {}\n", kind_name(i.kind), i.format);
-      for (const auto& [k, v] : i.params) fmt::print("{:<13} {}\n", k, v);
-      fmt::print("items         {}{}\nbytes         {}\nbits/key      {:.2f}\nexpected fpp  {:.6g}\n", i.items,
-                 i.items_exact ? "" : " (estimate)", i.bytes, i.bits_per_key, i.fpp_expected);
+      // Names in a column as wide as the longest (13 at least), values after it.
+      size_t w = 13;
+      for (const auto& p : i.params) w = std::max(w, p.first.size());
+      const auto line = [w](std::string_view k, const auto& v) { fmt::print("{:<{}} {}\n", k, w, v); };
+      line("kind", kind_name(i.kind));
+      line("format", i.format);
+      for (const auto& [k, v] : i.params) line(k, v);
+      line("items", fmt::format("{}{}", i.items, i.items_exact ? "" : " (estimate)"));
+      line("bytes", i.bytes);
+      line("bits/key", fmt::format("{:.2f}", i.bits_per_key));
+      line("expected fpp", fmt::format("{:.6g}", i.fpp_expected));
     }
     status = 0;
   });
