@@ -49,10 +49,11 @@
 // select sample and the nodes since it place them within a line or so), and near
 // the key's end the likely tail. The guesses only aim prefetches; a wrong one costs
 // a miss, never an answer. On american-english (104k words) a mix of present and
-// absent keys took ~115-122 ns, on american-english-insane (663k words, 2.3 MB)
-// ~152-168 ns, 2.4-2.9x faster than marisa-trie (`amq bench --only succinct` on a
-// 2-vCPU Zen 5 VM whose shared LLC makes such figures vary by 10-30%; the insane
-// list's figure also moves by up to ~15 ns with where code and data happen to lie).
+// absent keys took ~115-155 ns, on american-english-insane (663k words, 2.3 MB)
+// ~150-245 ns (the low ends in quiet hours; 187-221 ns in the latest sessions' runs),
+// 2.3-3.0x faster than marisa-trie (`amq bench --only succinct` on a 2-vCPU Zen 5 VM
+// whose shared LLC makes such figures vary by 10-30%; the insane list's figure also
+// moves by up to ~15 ns with where code and data happen to lie).
 // contains_many() runs eight descents interleaved on sets of 4 MiB or more, each
 // yielding at its selects and tail compare after fetching what they read, so the
 // misses of several keys overlap: ~1.35x a contains() loop on an 8.8 MB set and
