@@ -391,12 +391,9 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   const uint64_t keep = s.bottom_budget() + 1;
   std::vector<uint64_t> level_starts;
   uint64_t first_kept = 0;  // the level of level_starts[0]
-  std::vector<uint64_t> head, head_leaves;  // the first levels' starts, and leaf_.rank1 of each
+  std::vector<uint64_t> head;  // the first levels' starts, for build_top_counts
   for (uint64_t a = 0;;) {
-    if (head.size() <= kCountedTopLevels) {
-      head.push_back(a);
-      head_leaves.push_back(s.leaf_.rank1(a));
-    }
+    if (head.size() <= kCountedTopLevels) head.push_back(a);
     if (level_starts.size() == 2 * keep) {
       level_starts.erase(level_starts.begin(), level_starts.begin() + static_cast<std::ptrdiff_t>(keep));
       first_kept += keep;
@@ -420,7 +417,7 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   level_starts.push_back(s.nodes_);
   if (head.size() <= kCountedTopLevels) head.push_back(s.nodes_);
   s.build_bottom(level_starts, first_kept);
-  s.build_top_counts(head, head_leaves);
+  s.build_top_counts(head);
   // Where the labels of each node of the top levels start, so contains() skips their
   // selects (every lookup passes through them).
   // 16-bit entries: the table stops at the first start beyond 65535. It is counted in
@@ -505,26 +502,11 @@ void SuccinctSet::build_bottom(const std::vector<uint64_t>& starts, uint64_t fir
     entries += starts[first + 1] - starts[first] + 1;
   }
   if (first == last) return;
-  auto b = std::make_shared<LevelCounts>();
-  b->level = first_kept + first;
-  b->start.assign(starts.begin() + static_cast<std::ptrdiff_t>(first), starts.end());
-  b->offset.resize(last - first);
-  b->below.resize(last - first + 1);
-  b->keys.resize(entries);
-  uint64_t at = entries;
-  for (uint64_t l = last; l-- > first;) {
-    const uint64_t i = l - first, s = starts[l], m = starts[l + 1] - s;
-    at -= m + 1;
-    b->offset[i] = at;
-    const uint64_t base = leaf_.rank1(s);
-    b->below[i] = b->below[i + 1] + base;
-    for (uint64_t c = 0; c <= m; ++c) {
-      uint64_t k = leaf_.rank1(s + c) - base;
-      if (l + 1 < last) k += b->keys[b->offset[i + 1] + (child_boundary(s + c) - starts[l + 1])];
-      b->keys[at + c] = static_cast<uint32_t>(k);
-    }
-  }
-  b->below.pop_back();
+  const std::span<const uint64_t> kept = std::span(starts).subspan(first);
+  uint64_t below = 0;  // these levels are the last: the sum is over them alone
+  for (size_t i = 0; i + 1 < kept.size(); ++i) below += leaf_.rank1(kept[i]);
+  auto b = new_counts(first_kept + first, kept, below);
+  for (uint64_t i = b->offset.size(); i-- > 0;) count_from_next_level(*b, i);
   payload_bytes_ += b->bytes();
   bottom_level_ = b->level;
   bottom_ = std::move(b);
@@ -536,8 +518,8 @@ void SuccinctSet::build_bottom(const std::vector<uint64_t>& starts, uint64_t fir
 // wide top nodes' children is otherwise a walk of a pair of cuts through some 20
 // levels. Level t's cuts are walked down together to the deep levels' counts, the
 // levels above built from it. `starts`: the first levels' first nodes (and the next
-// level's after the last); `leaf_before[l]` = leaf_.rank1(starts[l]).
-void SuccinctSet::build_top_counts(const std::vector<uint64_t>& starts, const std::vector<uint64_t>& leaf_before) {
+// level's after the last).
+void SuccinctSet::build_top_counts(const std::vector<uint64_t>& starts) {
   if (!bottom_ || starts.size() < 3) return;
   const uint64_t budget = top_budget();
   uint64_t end = 1, entries = 0;  // levels [1, end)
@@ -547,17 +529,8 @@ void SuccinctSet::build_top_counts(const std::vector<uint64_t>& starts, const st
     ++end;
   }
   if (end == 1) return;
-  auto t = std::make_shared<LevelCounts>();
-  t->level = 1;
-  t->start.assign(starts.begin() + 1, starts.begin() + static_cast<std::ptrdiff_t>(end) + 1);
-  t->offset.resize(end - 1);
-  t->keys.resize(entries);
-  for (uint64_t l = 1, at = 0; l < end; ++l) {
-    t->offset[l - 1] = at;
-    at += starts[l + 1] - starts[l] + 1;
-  }
-  for (uint64_t l = 1, above = leaf_before[0]; l < end; above += leaf_before[l++])
-    t->below.push_back(level_leaf_sum_ - above);  // leaf_.rank1 of the starts of levels l on
+  // Below level 1 lie all levels but the root's, whose start (0) has no leaves before it.
+  auto t = new_counts(1, std::span(starts).subspan(1, end), level_leaf_sum_);
   // Level end - 1: every cut walked down to the deep levels' counts, together (equal
   // cuts once), within a budget of steps (a few ms of a load; insane takes ~34,000).
   const uint64_t last = end - 1, m = starts[end] - starts[last];
@@ -566,7 +539,7 @@ void SuccinctSet::build_top_counts(const std::vector<uint64_t>& starts, const st
   uint64_t steps = uint64_t{1} << 20;
   for (uint64_t l = last; cut[0] != cut[m]; ++l) {
     if (l >= bottom_level_) {
-      for (uint64_t c = 0; c <= m; ++c) raw[c] += bottom_keys(l, cut[c] - bottom_->start[l - bottom_level_]);
+      for (uint64_t c = 0; c <= m; ++c) raw[c] += bottom_->at(l, cut[c] - bottom_->start[l - bottom_level_]);
       break;
     }
     for (uint64_t c = 0; c <= m; ++c) raw[c] += leaf_.rank1(cut[c]);
@@ -582,15 +555,42 @@ void SuccinctSet::build_top_counts(const std::vector<uint64_t>& starts, const st
     }
   }
   for (uint64_t c = 0; c <= m; ++c) t->keys[t->offset[last - 1] + c] = static_cast<uint32_t>(raw[c] - raw[0]);
-  for (uint64_t l = last; l-- > 1;) {
-    const uint64_t s = starts[l], n = starts[l + 1] - s, base = leaf_.rank1(s);
-    for (uint64_t c = 0; c <= n; ++c)
-      t->keys[t->offset[l - 1] + c] = static_cast<uint32_t>(
-          leaf_.rank1(s + c) - base + t->keys[t->offset[l] + (child_boundary(s + c) - starts[l + 1])]);
-  }
+  for (uint64_t i = last - 1; i-- > 0;) count_from_next_level(*t, i);
   payload_bytes_ += t->bytes();
   top_counted_end_ = end;
   top_counts_ = std::move(t);
+}
+
+// A count table for the levels from `level` whose first nodes are `starts` (and, last,
+// the next level's), its counts still zero; `below`: the sum of leaf_.rank1 over the
+// starts of every level from `level` down.
+std::shared_ptr<SuccinctSet::LevelCounts> SuccinctSet::new_counts(uint64_t level, std::span<const uint64_t> starts,
+                                                                  uint64_t below) const {
+  auto t = std::make_shared<LevelCounts>();
+  t->level = level;
+  t->start.assign(starts.begin(), starts.end());
+  uint64_t entries = 0;
+  for (size_t i = 0; i + 1 < starts.size(); ++i) {
+    t->offset.push_back(entries);
+    t->below.push_back(below);
+    entries += starts[i + 1] - starts[i] + 1;
+    below -= leaf_.rank1(starts[i]);
+  }
+  t->keys.resize(entries);
+  return t;
+}
+
+// Level i's counts of table t from level i + 1's (none past the table's last level,
+// which must then be the trie's last): each cut's leaves on its own level, plus the
+// counts of the cut its children's begin at.
+void SuccinctSet::count_from_next_level(LevelCounts& t, uint64_t i) const noexcept {
+  const uint64_t s = t.start[i], m = t.start[i + 1] - s, base = leaf_.rank1(s);
+  const bool next = i + 1 < t.offset.size();
+  for (uint64_t c = 0; c <= m; ++c) {
+    uint64_t k = leaf_.rank1(s + c) - base;
+    if (next) k += t.keys[t.offset[i + 1] + (child_boundary(s + c) - t.start[i + 1])];
+    t.keys[t.offset[i] + c] = static_cast<uint32_t>(k);
+  }
 }
 
 // Chains of at least kChainMin one-label nodes where no key ends (the shared prefixes
@@ -1211,12 +1211,8 @@ uint64_t SuccinctSet::rank_impl(std::span<const std::byte> key, bool* found) con
     break;
   }
   for (;;) {
-    if (level >= bottom_level_)  // b cuts level `level`: the rest is counted
-      return total + bottom_keys(level, b - bottom_->start[level - bottom_level_]) +
-             bottom_->below[level - bottom_level_] - level_leaf_sum_;
-    if (level >= 1 && level < top_counted_end_)
-      return total + top_counts_->at(level, b - top_counts_->start[level - 1]) + top_counts_->below[level - 1] -
-             level_leaf_sum_;
+    if (const LevelCounts* t = counts_of(level))  // b cuts level `level`: the rest is counted
+      return total + t->from(level, b) - level_leaf_sum_;
     total += leaf_.rank1(b);
     if (++level >= levels_) break;
     if (b >= nodes_) {
@@ -1244,18 +1240,8 @@ uint64_t SuccinctSet::keys_between(uint64_t x, uint64_t y, uint64_t* budget) con
   uint64_t total = 0;
   while (x != y) {
     if (budget != nullptr && (*budget)-- == 0) return npos;
-    if (top_counts_ && x >= top_counts_->start.front() && y <= top_counts_->start.back()) {
-      // A cut pair of the top levels with counts (x < y: x is a node of its level).
-      const auto& st = top_counts_->start;
-      const uint64_t l = static_cast<uint64_t>(std::upper_bound(st.begin(), st.end(), x) - st.begin());
-      return total + top_counts_->at(l, y - st[l - 1]) - top_counts_->at(l, x - st[l - 1]);
-    }
-    if (bottom_ && x >= bottom_->start[0]) {
-      // x < y: x is a node of the level it cuts, which has counts.
-      const auto& st = bottom_->start;
-      const uint64_t i = static_cast<uint64_t>(std::upper_bound(st.begin(), st.end(), x) - st.begin()) - 1;
-      return total + bottom_keys(bottom_level_ + i, y - st[i]) - bottom_keys(bottom_level_ + i, x - st[i]);
-    }
+    for (const LevelCounts* t : {top_counts_.get(), bottom_.get()})
+      if (t != nullptr && t->holds(x, y)) return total + t->between(x, y);
     total += leaf_.rank1(y) - leaf_.rank1(x);
     if (y >= nodes_ && x >= nodes_) break;
     x = x >= nodes_ ? nodes_ : child_boundary(x);

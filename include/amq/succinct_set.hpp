@@ -103,6 +103,7 @@
 //   auto mapped = amq::SuccinctSet::open("words.amq");  // queried in place
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -380,17 +381,33 @@ class SuccinctSet {
     std::vector<uint64_t> below;   // sum over the levels l >= `level` + i of leaf_.rank1(start of l)
     std::vector<uint32_t> keys;
     uint64_t at(uint64_t l, uint64_t c) const noexcept { return keys[offset[l - level] + c]; }
+    // For a cut b of level l: what rank()'s walk of it would add from level l down,
+    // less the sum of leaf_.rank1 over those levels' starts.
+    uint64_t from(uint64_t l, uint64_t b) const noexcept {
+      return at(l, b - start[l - level]) + below[l - level];
+    }
+    // True if x < y cut one level this holds (x is then a node of that level).
+    bool holds(uint64_t x, uint64_t y) const noexcept { return x >= start.front() && y <= start.back(); }
+    // The keys ending at the nodes [x, y) of that level or below them.
+    uint64_t between(uint64_t x, uint64_t y) const noexcept {
+      const uint64_t i = static_cast<uint64_t>(std::upper_bound(start.begin(), start.end(), x) - start.begin()) - 1;
+      return at(level + i, y - start[i]) - at(level + i, x - start[i]);
+    }
     size_t bytes() const noexcept { return 4 * keys.size() + 8 * (start.size() + offset.size() + below.size()); }
   };
   std::shared_ptr<const LevelCounts> bottom_, top_counts_;
   uint64_t bottom_level_ = ~uint64_t{0};  // bottom_->level, or none
   uint64_t top_counted_end_ = 0;          // top_counts_ covers levels [1, top_counted_end_)
+  // The table with counts for level l, if any.
+  const LevelCounts* counts_of(uint64_t l) const noexcept {
+    return l >= bottom_level_ ? bottom_.get() : l >= 1 && l < top_counted_end_ ? top_counts_.get() : nullptr;
+  }
   void build_bottom(const std::vector<uint64_t>& starts, uint64_t first_kept);
-  void build_top_counts(const std::vector<uint64_t>& starts, const std::vector<uint64_t>& leaf_before);
+  void build_top_counts(const std::vector<uint64_t>& starts);
+  std::shared_ptr<LevelCounts> new_counts(uint64_t level, std::span<const uint64_t> starts, uint64_t below) const;
+  void count_from_next_level(LevelCounts& t, uint64_t i) const noexcept;
   uint64_t bottom_budget() const noexcept { return std::max<uint64_t>(64, nodes_ >> 11); }  // entries
   uint64_t top_budget() const noexcept { return std::min<uint64_t>(nodes_ >> 9, 1 << 16); }  // entries
-  // Keys ending at or below the first c nodes of level l >= bottom_level_.
-  uint64_t bottom_keys(uint64_t l, uint64_t c) const noexcept { return bottom_->at(l, c); }
   // Long chains of one-label nodes where no key ends (shared prefixes below the top
   // table), found on load where they are common: contains() takes each in one compare.
   struct Chains;
