@@ -899,18 +899,16 @@ struct GolombCodedSet::Kernel {
       return r == kFound;
     return move_window(f.q, f.bits, f.k0, static_cast<uint32_t>(t), r);
   }
+  // W15: the default ε = 1/256, where W = 2^15 and the index entries are 16-bit: known
+  // here rather than tested at each query (15 instructions a lookup).
+  template <bool W15>
   AMQ_GCS_AVX2 static bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept {
-    const uint64_t b = s.bucket_of(v);
+    const uint64_t b = W15 ? v >> 15 : s.bucket_of(v);
     prefetch_bucket(s, b);
-    return bytes_hold(s, b, s.bucket_offset(b), s.bucket_offset(b + 1), v - b * s.width_);
-  }
-  // The default ε = 1/256: W = 2^15 and 16-bit index entries, known here rather than
-  // tested at each query.
-  AMQ_GCS_AVX2 static bool contains_bytes_w15(const GolombCodedSet& s, uint64_t v) noexcept {
-    const uint64_t b = v >> 15;
-    prefetch_bucket(s, b);
-    const uint64_t base = s.super_[b / kSuperblockBuckets], next = s.super_[(b + 1) / kSuperblockBuckets];
-    return bytes_hold(s, b, base + s.rel16_[b], next + s.rel16_[b + 1], v & ((uint64_t{1} << 15) - 1));
+    const auto offset = [&](uint64_t x) {
+      return W15 ? s.super_[x / kSuperblockBuckets] + s.rel16_[x] : s.bucket_offset(x);
+    };
+    return bytes_hold(s, b, offset(b), offset(b + 1), W15 ? v & ((uint64_t{1} << 15) - 1) : v - b * s.width_);
   }
   // For batches, which read the index entries and prefetched the buckets themselves.
   AMQ_GCS_AVX2 static bool contains_bytes_at(const GolombCodedSet& s, uint64_t b, uint64_t begin, uint64_t end,
@@ -958,13 +956,13 @@ struct GolombCodedSet::Kernel {
       }
       // The byte layout's kernels, on the offsets read above.
 #ifdef AMQ_GCS_HAS_AVX2_KERNEL
-      if (s.query_ == &contains_bytes || s.query_ == &contains_bytes_w15) {
+      if (s.simd_) {
         for (size_t i = 0; i < m; ++i)
           found += out[base + i] = contains_bytes_at(s, bucket[i], at[i].rpos, at[i].upos, target[i]);
         continue;
       }
 #endif
-      if (s.query_ == &contains_bytes_swar) {
+      if (s.byte_layout_) {
         for (size_t i = 0; i < m; ++i)
           found += out[base + i] = bytes_hold_swar(s, bucket[i], at[i].rpos, at[i].upos, target[i]);
         continue;
@@ -1069,9 +1067,9 @@ struct GolombCodedSet::Kernel {
 void GolombCodedSet::choose_query() noexcept {
   if (byte_layout_) {
 #ifdef AMQ_GCS_HAS_AVX2_KERNEL
-    query_ = !simd_                          ? &Kernel::contains_bytes_swar
-             : width_ == 1u << 15 && !wide_ ? &Kernel::contains_bytes_w15
-                                              : &Kernel::contains_bytes;
+    query_ = !simd_                             ? &Kernel::contains_bytes_swar
+             : width_shift_ == 15 && !wide_ ? &Kernel::contains_bytes<true>
+                                                 : &Kernel::contains_bytes<false>;
 #else
     query_ = &Kernel::contains_bytes_swar;  // (simd_ is never set here)
 #endif
