@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "amq/any_set.hpp"
 #include "amq/hash.hpp"
 
 namespace amq::cli {
@@ -55,6 +56,8 @@ struct RedisBuildOptions {
 int redis_build(const RedisTarget& target, const RedisBuildOptions& options, const KeyList& keys);
 int redis_query(const RedisTarget& target, const KeyList& keys, bool invert, bool count);
 int redis_info(const RedisTarget& target, bool json);
+// `amq info`'s text form: a line a field, names in a column as wide as the longest.
+void print_info_text(const SetInfo& i);
 void add_list(CLI::App& app, int& status);
 
 }  // namespace amq::cli

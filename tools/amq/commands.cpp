@@ -269,6 +269,20 @@ void add_remove(CLI::App& app, int& status) {
   });
 }
 
+void print_info_text(const SetInfo& i) {
+  // Names in a column as wide as the longest (13 at least), values after it.
+  size_t w = 13;
+  for (const auto& p : i.params) w = std::max(w, p.first.size());
+  const auto line = [w](std::string_view k, const auto& v) { fmt::print("{:<{}} {}\n", k, w, v); };
+  line("kind", kind_name(i.kind));
+  line("format", i.format);
+  for (const auto& [k, v] : i.params) line(k, v);
+  line("items", fmt::format("{}{}", i.items, i.items_exact ? "" : " (estimate)"));
+  line("bytes", i.bytes);
+  line("bits/key", fmt::format("{:.2f}", i.bits_per_key));
+  line("expected fpp", fmt::format("{:.6g}", i.fpp_expected));
+}
+
 void add_info(CLI::App& app, int& status) {
   struct Opts {
     std::string file;
@@ -305,17 +319,7 @@ void add_info(CLI::App& app, int& status) {
           kind_name(i.kind), i.format, params, i.items, i.items_exact ? "true" : "false", i.bytes, i.bits_per_key,
           i.fpp_expected);
     } else {
-      // Names in a column as wide as the longest (13 at least), values after it.
-      size_t w = 13;
-      for (const auto& p : i.params) w = std::max(w, p.first.size());
-      const auto line = [w](std::string_view k, const auto& v) { fmt::print("{:<{}} {}\n", k, w, v); };
-      line("kind", kind_name(i.kind));
-      line("format", i.format);
-      for (const auto& [k, v] : i.params) line(k, v);
-      line("items", fmt::format("{}{}", i.items, i.items_exact ? "" : " (estimate)"));
-      line("bytes", i.bytes);
-      line("bits/key", fmt::format("{:.2f}", i.bits_per_key));
-      line("expected fpp", fmt::format("{:.6g}", i.fpp_expected));
+      print_info_text(i);
     }
     status = 0;
   });

@@ -128,10 +128,14 @@ int redis_info(const RedisTarget& t, bool json) {
         "\"bytes\":{},\"bits_per_key\":{:.4f},\"fpp_expected\":{:.6g}}}\n",
         kind_name(i.kind), ps, layers, i.items, exact ? "true" : "false", bytes, bpk, i.fpp_expected);
   } else {
-    fmt::print("kind          {}\nformat        redis\n", kind_name(i.kind));
-    for (const auto& [k, v] : params) fmt::print("{:<13} {}\n", k, v);
-    fmt::print("items         {}{}\nbytes         {}\nbits/key      {:.2f}\nexpected fpp  {:.6g}\n", i.items,
-               exact ? "" : " (estimate)", bytes, bpk, i.fpp_expected);
+    print_info_text(SetInfo{.kind = i.kind,
+                            .format = "redis",
+                            .params = params,
+                            .items = i.items,
+                            .items_exact = exact,
+                            .bytes = bytes,
+                            .bits_per_key = bpk,
+                            .fpp_expected = i.fpp_expected});
   }
   return 0;
 }
