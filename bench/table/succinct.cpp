@@ -13,8 +13,9 @@
 // The SuccinctSet rows also state the same mix through contains_many (1024 keys a
 // call), which interleaves descents on sets of 4 MiB or more; not what the target
 // counts; and the order-preserving map's two directions, index_of and key_at, beside
-// marisa-trie's lookup and reverse_lookup (whose ids are not in key order). Of these sets only the last is that large: 600,000 synthetic paths (two
-// words of the insane list joined by '/', ~9 MB), measured beside marisa-trie alone.
+// marisa-trie's lookup and reverse_lookup (whose ids are not in key order). Of these
+// sets only the last is that large: 600,000 synthetic paths (two words of the insane
+// list joined by '/', ~9 MB), measured beside marisa-trie alone.
 #include <fmt/core.h>
 #include <time.h>
 
@@ -25,7 +26,9 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "amq/error.hpp"
@@ -85,6 +88,30 @@ double finish(Row& row, const Dataset& d, const Mix& mix, uint64_t raw, const Op
                                                                           static_cast<double>(raw),
                          mix_ns, row.note.empty() ? "" : "; ", row.note);
   return mix_ns;
+}
+
+// A key -> id -> key map timed on the lookup sample's first present keys: to_id (key
+// -> id) on up to 20,000, to_key (id -> the key's length) on the ids of up to 4,000,
+// the slower direction of the succinct set. Returns ns per call of each.
+template <class ToId, class ToKey>
+std::pair<double, double> time_map(const Options& o, const Dataset& d, ToId&& to_id, ToKey&& to_key) {
+  const std::span<const Bytes> present = d.probe_keys();
+  const size_t ni = std::min<size_t>(present.size(), 20000), nk = std::min<size_t>(present.size(), 4000);
+  std::vector<uint64_t> ids(nk);
+  for (size_t i = 0; i < nk; ++i) ids[i] = to_id(present[i]);
+  const double id_ns = best_cpu_ns(o.repeats, [&] {
+                         uint64_t h = 0;
+                         for (size_t i = 0; i < ni; ++i) h += to_id(present[i]);
+                         g_sink = h;
+                       }) /
+                       static_cast<double>(std::max<size_t>(ni, 1));
+  const double key_ns = best_cpu_ns(o.repeats, [&] {
+                          uint64_t h = 0;
+                          for (size_t i = 0; i < nk; ++i) h += to_key(ids[i]);
+                          g_sink = h;
+                        }) /
+                        static_cast<double>(std::max<size_t>(nk, 1));
+  return {id_ns, key_ns};
 }
 
 // The non-empty lines of the word list at `path` (only the all-lower-case ones if
@@ -169,24 +196,9 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit, bool target 
                            static_cast<double>(keys.size());
     row.note += fmt::format("; contains_many mix {:.1f} ns", many_ns);
     // The order-preserving map: index_of (a present key's place in key order) and its
-    // inverse key_at, on the lookup sample's first present keys (fewer for key_at,
-    // the slower).
-    const std::span<const Bytes> present = d.probe_keys();
-    const size_t ni = std::min<size_t>(present.size(), 20000), nk = std::min<size_t>(present.size(), 4000);
-    std::vector<uint64_t> ids(nk);
-    for (size_t i = 0; i < nk; ++i) ids[i] = s.index_of(present[i]);
-    index_ns = best_cpu_ns(o.repeats, [&] {
-                 uint64_t h = 0;
-                 for (size_t i = 0; i < ni; ++i) h += s.index_of(present[i]);
-                 g_sink = h;
-               }) /
-               static_cast<double>(std::max<size_t>(ni, 1));
-    key_ns = best_cpu_ns(o.repeats, [&] {
-               uint64_t h = 0;
-               for (size_t i = 0; i < nk; ++i) h += s.key_at(ids[i]).size();
-               g_sink = h;
-             }) /
-             static_cast<double>(std::max<size_t>(nk, 1));
+    // inverse key_at.
+    std::tie(index_ns, key_ns) = time_map(
+        o, d, [&](Bytes k) { return s.index_of(k); }, [&](uint64_t i) { return s.key_at(i).size(); });
     row.note += fmt::format("; index_of {:.0f} ns, key_at {:.0f} ns", index_ns, key_ns);
     sink(row);
   }
@@ -246,32 +258,17 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit, bool target 
       return t.lookup(agent);
     });
     // Its key -> id -> key map on the same keys (ids in its own order, not key order).
-    const std::span<const Bytes> present = d.probe_keys();
-    const size_t ni = std::min<size_t>(present.size(), 20000), nk = std::min<size_t>(present.size(), 4000);
-    std::vector<size_t> ids(nk);
-    for (size_t i = 0; i < nk; ++i) {
-      agent.set_query(reinterpret_cast<const char*>(present[i].data()), present[i].size());
-      ids[i] = t.lookup(agent) ? agent.key().id() : 0;
-    }
-    lookup_ns = best_cpu_ns(o.repeats, [&] {
-                  size_t h = 0;
-                  for (size_t i = 0; i < ni; ++i) {
-                    agent.set_query(reinterpret_cast<const char*>(present[i].data()), present[i].size());
-                    h += t.lookup(agent) ? agent.key().id() : 0;
-                  }
-                  g_sink = h;
-                }) /
-                static_cast<double>(std::max<size_t>(ni, 1));
-    reverse_ns = best_cpu_ns(o.repeats, [&] {
-                   size_t h = 0;
-                   for (size_t i = 0; i < nk; ++i) {
-                     agent.set_query(ids[i]);
-                     t.reverse_lookup(agent);
-                     h += agent.key().length();
-                   }
-                   g_sink = h;
-                 }) /
-                 static_cast<double>(std::max<size_t>(nk, 1));
+    std::tie(lookup_ns, reverse_ns) = time_map(
+        o, d,
+        [&](Bytes k) -> uint64_t {
+          agent.set_query(reinterpret_cast<const char*>(k.data()), k.size());
+          return t.lookup(agent) ? agent.key().id() : 0;
+        },
+        [&](uint64_t id) -> uint64_t {
+          agent.set_query(static_cast<size_t>(id));
+          t.reverse_lookup(agent);
+          return agent.key().length();
+        });
     row.note += fmt::format("; lookup (key -> id) {:.0f} ns, reverse_lookup {:.0f} ns", lookup_ns, reverse_ns);
     sink(row);
   }
