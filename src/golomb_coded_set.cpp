@@ -832,39 +832,47 @@ struct GolombCodedSet::Kernel {
     const __m256i prev = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at - 1)), low7);
     return static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpgt_epi8(prev, x)));
   }
-  // kBefore[k][c]: the bits of 32-byte chunk c that lie before code 16·k.
+  // kBefore[k][i]: the bits of 64-code pair i of chunks that lie before code 16·k.
   static constexpr auto kBefore = [] {
-    std::array<std::array<uint32_t, 8>, 16> m{};
+    std::array<std::array<uint64_t, 4>, 16> m{};
     for (unsigned k = 0; k < 16; ++k)
-      for (unsigned c = 0; c < 8; ++c) {
-        const unsigned n = 16 * k > 32 * c ? std::min(16 * k - 32 * c, 32u) : 0;
-        m[k][c] = static_cast<uint32_t>((uint64_t{1} << n) - 1);
+      for (unsigned i = 0; i < 4; ++i) {
+        const unsigned n = 16 * k > 64 * i ? std::min(16 * k - 64 * i, 64u) : 0;
+        m[k][i] = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
       }
     return m;
   }();
-  // Chunks 32-byte chunks cover the bytes before the window.
+  // Chunks 32-byte chunks cover the bytes before the window; they are counted in pairs,
+  // as 64-bit masks.
   template <int Chunks>
   [[gnu::always_inline]] AMQ_GCS_AVX2 static inline Masks masks_avx2(const uint8_t* q, unsigned k0, uint32_t L) noexcept {
     const unsigned len = 16 * k0;
     const __m256i low7 = _mm256_set1_epi8(0x7f);
     uint32_t f0 = 0, w0 = 0;  // flags and wraps of codes 0 .. len - 1
+    auto flags32 = [](const uint8_t* at) AMQ_GCS_AVX2 {
+      return static_cast<uint64_t>(static_cast<uint32_t>(
+          _mm256_movemask_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)))));
+    };
 #pragma GCC unroll 8  // (GCC 12 kept the loop and its per-chunk branches otherwise)
-    for (int c = 0; c < Chunks; ++c) {
-      const uint32_t keep = kBefore[k0][c];
-      const uint32_t flags = static_cast<uint32_t>(_mm256_movemask_epi8(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * c))));
+    for (int c = 0; c < Chunks; c += 2) {
+      const uint64_t keep = kBefore[k0][c / 2];
+      uint64_t flags = flags32(q + 32 * c), wraps = wraps32(q + 32 * c, low7);
+      if (c + 1 < Chunks) {
+        flags |= flags32(q + 32 * c + 32) << 32;
+        wraps |= uint64_t{wraps32(q + 32 * c + 32, low7)} << 32;
+      }
       f0 += static_cast<uint32_t>(std::popcount(flags & keep));
       // Code 0 never wraps (L_{-1} = 0): the byte before it is another bucket's.
-      w0 += static_cast<uint32_t>(std::popcount(wraps32(q + 32 * c, low7) & keep & (c == 0 ? ~1u : ~0u)));
+      w0 += static_cast<uint32_t>(std::popcount(wraps & keep & (c == 0 ? ~uint64_t{1} : ~uint64_t{0})));
     }
-    // The 48 codes' masks, joined from two 32-byte loads (the second covers codes
-    // 16..47; its low 16 bits repeat the first's).
+    // The 48 codes' masks, joined from two 32-byte loads: the second covers codes
+    // 16..47, and its low 16 bits repeat the first's high 16, so an or joins them.
     const uint8_t* x = q + len;
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16));
     const __m256i lv = _mm256_set1_epi8(static_cast<char>(L));
     auto join = [](int lo, int hi) {
-      return static_cast<uint32_t>(lo) | (static_cast<uint64_t>(static_cast<uint32_t>(hi)) << 16 & ~uint64_t{0} << 32);
+      return static_cast<uint32_t>(lo) | static_cast<uint64_t>(static_cast<uint32_t>(hi)) << 16;
     };
     return {f0, w0,
             join(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(a, low7), lv)),
