@@ -99,19 +99,17 @@ std::pair<double, double> time_map(const Options& o, const Dataset& d, ToId&& to
   const size_t ni = std::min<size_t>(present.size(), 20000), nk = std::min<size_t>(present.size(), 4000);
   std::vector<uint64_t> ids(nk);
   for (size_t i = 0; i < nk; ++i) ids[i] = to_id(present[i]);
-  const double id_ns = best_cpu_ns(o.repeats, [&] {
-                         uint64_t h = 0;
-                         for (size_t i = 0; i < ni; ++i) h += to_id(present[i]);
-                         g_sink = h;
-                       }) /
-                       static_cast<double>(std::max<size_t>(ni, 1));
-  const double key_ns = best_cpu_ns(o.repeats, [&] {
-                          uint64_t h = 0;
-                          for (size_t i = 0; i < nk; ++i) h += to_key(ids[i]);
-                          g_sink = h;
-                        }) /
-                        static_cast<double>(std::max<size_t>(nk, 1));
-  return {id_ns, key_ns};
+  // ns per call of f(0), ..., f(n - 1)
+  const auto per_call = [&](size_t n, auto&& f) {
+    return best_cpu_ns(o.repeats, [&] {
+             uint64_t h = 0;
+             for (size_t i = 0; i < n; ++i) h += f(i);
+             g_sink = h;
+           }) /
+           static_cast<double>(std::max<size_t>(n, 1));
+  };
+  return {per_call(ni, [&](size_t i) { return to_id(present[i]); }),
+          per_call(nk, [&](size_t i) { return to_key(ids[i]); })};
 }
 
 // The non-empty lines of the word list at `path` (only the all-lower-case ones if

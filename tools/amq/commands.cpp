@@ -283,6 +283,17 @@ void print_info_text(const SetInfo& i) {
   line("expected fpp", fmt::format("{:.6g}", i.fpp_expected));
 }
 
+void print_info_json(const SetInfo& i, std::string_view extra) {
+  std::string params;
+  for (const auto& [k, v] : i.params)
+    params += fmt::format("{}\"{}\":\"{}\"", params.empty() ? "" : ",", json_escape(k), json_escape(v));
+  fmt::print(
+      "{{\"kind\":\"{}\",\"format\":\"{}\",\"params\":{{{}}}{},\"items\":{},\"items_exact\":{},\"bytes\":{},"
+      "\"bits_per_key\":{:.4f},\"fpp_expected\":{:.6g}}}\n",
+      kind_name(i.kind), json_escape(i.format), params, extra, i.items, i.items_exact ? "true" : "false", i.bytes,
+      i.bits_per_key, i.fpp_expected);
+}
+
 void add_info(CLI::App& app, int& status) {
   struct Opts {
     std::string file;
@@ -309,18 +320,10 @@ void add_info(CLI::App& app, int& status) {
     LoadOptions lo{.format = o->format, .extra = {}};
     o->bip158.put(lo.extra);
     const SetInfo i = load_path(o->file, lo)->info();
-    if (o->json) {
-      std::string params;
-      for (const auto& [k, v] : i.params)
-        params += fmt::format("{}\"{}\":\"{}\"", params.empty() ? "" : ",", json_escape(k), json_escape(v));
-      fmt::print(
-          "{{\"kind\":\"{}\",\"format\":\"{}\",\"params\":{{{}}},\"items\":{},\"items_exact\":{},\"bytes\":{},"
-          "\"bits_per_key\":{:.4f},\"fpp_expected\":{:.6g}}}\n",
-          kind_name(i.kind), i.format, params, i.items, i.items_exact ? "true" : "false", i.bytes, i.bits_per_key,
-          i.fpp_expected);
-    } else {
+    if (o->json)
+      print_info_json(i);
+    else
       print_info_text(i);
-    }
     status = 0;
   });
 }

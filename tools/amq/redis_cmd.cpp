@@ -14,16 +14,6 @@
 namespace amq::cli {
 namespace {
 
-std::string json_escape(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-    else out += static_cast<char>(c);
-  }
-  return out;
-}
-
 void need_target(const RedisTarget& t) {
   if (t.url.empty()) throw Error(Errc::invalid_argument, "--redis URL is required");
   if (t.name.empty()) throw Error(Errc::invalid_argument, "--name NAME is required with --redis");
@@ -117,25 +107,22 @@ int redis_info(const RedisTarget& t, bool json) {
   const uint64_t bytes = i.bits / 8;
   const double bpk = i.items ? 8.0 * static_cast<double>(bytes) / static_cast<double>(i.items) : 0.0;
   const bool exact = i.kind == Kind::scalable_bloom;
+  const SetInfo info{.kind = i.kind,
+                     .format = "redis",
+                     .params = params,
+                     .items = i.items,
+                     .items_exact = exact,
+                     .bytes = bytes,
+                     .bits_per_key = bpk,
+                     .fpp_expected = i.fpp_expected};
   if (json) {
-    std::string ps, layers;
-    for (const auto& [k, v] : params) ps += fmt::format("{}\"{}\":\"{}\"", ps.empty() ? "" : ",", k, json_escape(v));
+    std::string layers;
     for (const auto& l : i.layers)
       layers += fmt::format("{}{{\"capacity\":{},\"items\":{},\"bits\":{},\"hashes\":{}}}", layers.empty() ? "" : ",",
                             l.capacity, l.items, l.bits, l.hashes);
-    fmt::print(
-        "{{\"kind\":\"{}\",\"format\":\"redis\",\"params\":{{{}}},\"layers\":[{}],\"items\":{},\"items_exact\":{},"
-        "\"bytes\":{},\"bits_per_key\":{:.4f},\"fpp_expected\":{:.6g}}}\n",
-        kind_name(i.kind), ps, layers, i.items, exact ? "true" : "false", bytes, bpk, i.fpp_expected);
+    print_info_json(info, fmt::format(",\"layers\":[{}]", layers));
   } else {
-    print_info_text(SetInfo{.kind = i.kind,
-                            .format = "redis",
-                            .params = params,
-                            .items = i.items,
-                            .items_exact = exact,
-                            .bytes = bytes,
-                            .bits_per_key = bpk,
-                            .fpp_expected = i.fpp_expected});
+    print_info_text(info);
   }
   return 0;
 }
