@@ -7,7 +7,7 @@
 //  * bytes: per entry a (shared prefix, rest length) byte pair, then the rest's bytes;
 //  * coded (K < 0 on the command line): the rest in an optimal alphabetic prefix code
 //    (order-preserving, so entries compare as bit strings in key order), the shared
-//    prefix counted in symbols.
+//    prefix counted in symbols; a (shared symbols, rest bits) byte pair per entry.
 // It checks every variant against the key list (no false negatives or positives on
 // present keys, absent keys, prefixes and extensions), then times the bench's mix
 // (present keys and as many absent ones, shuffled) in one process, alternating.
@@ -92,7 +92,7 @@ struct Trie {
   std::vector<uint32_t> bktrank, bktoff;  // bytes mode: byte offsets; coded: offsets into cbuf (bytes)
   std::string bkt;
   std::vector<uint8_t> cbuf;  // coded buckets: [u8 count][count x (u8 sh_sym, u8 rest_bits)][bits...] padded to a byte
-  AlphaCode ac;
+  AlphaCode ac; uint64_t lc[256];
   uint64_t nodes = 0;
   std::vector<uint32_t> sel, topst; uint64_t topn = 0;
   double size_bytes = 0;
@@ -136,7 +136,7 @@ struct Trie {
     double tot = 0; for (double x : w) tot += x;
     for (double& x : w) x = std::max(x, tot / 65536.0);  // bound code lengths
     ac.build(w);
-    int maxlen = 0; for (int i = 0; i < 256; ++i) maxlen = std::max(maxlen, (int)ac.len[i]);
+    int maxlen = 0; for (int i = 0; i < 256; ++i) { maxlen = std::max(maxlen, (int)ac.len[i]); lc[i] = (uint64_t)ac.code[i] << (64 - ac.len[i]); }
     double payload = 0, hdr = 0, cbits = 0, chdr = 0;
     bktoff.push_back(0);
     for (auto& [v, s] : bl) {
@@ -156,7 +156,8 @@ struct Trie {
         for (auto& x : s) {
           size_t sh = 0; while (sh < prev.size() && sh < x.size() && prev[sh] == x[sh] && sh < 255) ++sh;
           uint64_t nb = 0; for (size_t i = sh; i < x.size(); ++i) { bw.put(ac.code[(uint8_t)x[i]], ac.len[(uint8_t)x[i]]); nb += ac.len[(uint8_t)x[i]]; }
-          h.push_back((uint8_t)sh); h.push_back((uint8_t)(nb & 255)); h.push_back((uint8_t)(nb >> 8));
+          if (nb >= 255) { fprintf(stderr, "long entry\n"); exit(1); }
+          h.push_back((uint8_t)sh); h.push_back((uint8_t)nb);
           cbits += nb; chdr += s.size() == 1 ? 0 : 12;
           prev = x;
         }
@@ -202,22 +203,18 @@ struct Trie {
     return false;
   }
   bool bucket_coded(uint64_t v, const uint8_t* p, size_t n) const {
-    // the query suffix coded lazily into big-endian 64-bit words (MSB first)
+    // the query suffix coded into big-endian 64-bit words (MSB first)
     uint64_t qw[80]; uint16_t qpos[300];
     if (n > 256) return false;  // prototype
-    uint64_t qn = 0, acc = 0; size_t wi = 0, coded = 0; qpos[0] = 0;
-    uint64_t qtotal = 0;  // total bits, known once all coded
-    auto code_to = [&](uint64_t bits) {  // code until qn >= bits or the suffix ends
-      while (qn < bits && coded < n) {
-        const uint64_t c = ac.code[p[coded]]; const unsigned l = ac.len[p[coded]];
-        const unsigned used = qn & 63;
-        if (used + l < 64) acc |= c << (64 - used - l);
-        else { const unsigned first = 64 - used; acc |= c >> (l - first); qw[wi++] = acc; acc = first == l ? 0 : c << (64 - (l - first)); }
-        qn += l; qpos[++coded] = (uint16_t)qn;
-      }
-      qw[wi] = acc; qw[wi + 1] = 0;
-      if (coded == n) qtotal = qn;
-    };
+    uint64_t qn = 0, acc = 0; size_t wi = 0; qpos[0] = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t c = lc[p[i]]; const unsigned l = ac.len[p[i]];
+      const unsigned used = qn & 63;
+      acc |= c >> used;
+      if (used + l >= 64) { qw[wi++] = acc; acc = used ? c << (64 - used) : 0; }
+      qn += l; qpos[i + 1] = (uint16_t)qn;
+    }
+    qw[wi] = acc; qw[wi + 1] = 0; qw[wi + 2] = 0;
     auto qpeek = [&](uint64_t o) {
       const uint64_t w = o >> 6, r = o & 63;
       return r == 0 ? qw[w] : (qw[w] << r) | (qw[w + 1] >> (64 - r));
@@ -226,35 +223,41 @@ struct Trie {
     const uint8_t* b = cbuf.data() + bktoff[t];
     const size_t cnt = b[0];
     const uint8_t* h = b + 1;
-    const uint8_t* bits = h + 3 * cnt;
-    uint64_t bo = 0;  // bit offset of the entry's rest
-    size_t m = 0;     // query symbols matched by the previous entry
+    const uint8_t* bits = h + 2 * cnt;
+    uint64_t bo = 0;
+    size_t m = 0;
+    uint64_t qo = 0, qwin = qpeek(0), qrest = qn;
     for (size_t e = 0; e < cnt; ++e) {
-      const size_t sh = h[3 * e], len = h[3 * e + 1] | (size_t)h[3 * e + 2] << 8;
+      const size_t sh = h[2 * e], len = h[2 * e + 1];
       const uint64_t at = bo; bo += len;
       if (sh < m) return false;
       if (sh > m) continue;
-      // compare len bits at `at` against query bits from qpos[m]
-      uint64_t qo = qpos[m], i = 0;
-      code_to(qo + len + 1);
-      const uint64_t qrest = qn - qo;
-      uint64_t lim = std::min<uint64_t>(len, qrest);
-      bool mism = false, ebit = false;
-      while (i < lim) {
-        const uint64_t a = peek64(bits, at + i), q2 = qpeek(qo + i);
-        const uint64_t take = std::min<uint64_t>(56, lim - i);
-        const uint64_t d = (a ^ q2) & ~(~0ull >> take);
-        if (d) { const unsigned k = __builtin_clzll(d); i += k; ebit = (a << k) >> 63; mism = true; break; }
-        i += take;
+      const uint64_t lim = std::min<uint64_t>(len, qrest);
+      uint64_t a = peek64(bits, at);
+      uint64_t take = std::min<uint64_t>(56, lim);
+      uint64_t d = (a ^ qwin) & ~(~0ull >> take);
+      uint64_t i = 0;
+      if (!d && lim > 56) {  // rare: a long common run
+        for (i = 56; i < lim; i += take) {
+          a = peek64(bits, at + i);
+          take = std::min<uint64_t>(56, lim - i);
+          d = (a ^ qpeek(qo + i)) & ~(~0ull >> take);
+          if (d) break;
+        }
+        if (!d) i = lim;
       }
-      if (!mism) {
-        if (len == qrest) return coded == n;
-        if (qrest < len) return false;  // query is a prefix of the entry
+      if (!d) {
+        if (len == qrest) return true;
+        if (qrest < len) return false;
         while (qpos[m] < qo + len) ++m;
-        continue;
+      } else {
+        const unsigned k = __builtin_clzll(d);
+        if ((a << k) >> 63) return false;
+        const uint64_t at_bit = qo + (i < 56 ? 0 : i) + k;
+        if (qpos[m + 1] > at_bit) continue;  // m unchanged
+        while (qpos[m + 1] <= at_bit) ++m;
       }
-      if (ebit) return false;
-      while (m < coded && qpos[m + 1] <= qo + i) ++m;
+      qo = qpos[m]; qwin = qpeek(qo); qrest = qn - qo;
     }
     return false;
   }
