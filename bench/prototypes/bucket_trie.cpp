@@ -1,5 +1,7 @@
 // bench/prototypes/bucket_trie.cpp — a standalone design experiment for SuccinctSet
-// (issue 5), not part of the library or its build. See docs/design.md, session 15.
+// (issue 5), not part of the library or its build. See docs/design.md, session 15:
+// its speed gains did not carry over into the library, whose tuned descent is a far
+// stronger baseline than this program's K = 1; coded buckets' size may still matter.
 //
 // A plain LOUDS trie (top table for levels 1-3, two levels of prefetch) whose subtrees
 // of at most K keys are cut into buckets of sorted, front-coded suffixes; K = 1 is the
