@@ -18,8 +18,8 @@
 //
 //   g++ -O3 -march=native -std=c++20 bench/prototypes/bucket_trie.cpp -o bucket_trie
 //   ./bucket_trie /usr/share/dict/american-english-insane 5 1 16 -16
-//   (word list, rounds, then the K of each variant; NOCHECK=1 skips the checks and
-//   times one pass, for callgrind)
+//   (word list, rounds, then the K of each variant; NOCHECK=1 skips the checks, for
+//   callgrind)
 #include <immintrin.h>
 #include <algorithm>
 #include <cmath>
