@@ -993,6 +993,40 @@ TEST(SuccinctSet, StructuralValidationCatchesEveryChange) {
   EXPECT_GT(accepted, 0u);
 }
 
+// key_at() at every index (check_set samples them), against the sorted keys: sets with
+// wide nodes, deep narrow levels, keys that are prefixes of others and long tails, in
+// both tail modes.
+TEST(SuccinctSet, KeyAtEveryIndex) {
+  std::mt19937_64 rng(31);
+  std::vector<std::vector<std::string>> sets;
+  sets.push_back(test::random_keys(kSanitized ? 800 : 4000, 7, 12));
+  {
+    std::vector<std::string> keys;
+    for (int i = 0; i < (kSanitized ? 1500 : 8000); ++i) {
+      std::string k(rng() % 24, 'a');
+      for (auto& c : k) c = static_cast<char>('a' + rng() % 3);
+      keys.push_back(k);
+      if (rng() % 8 == 0) keys.push_back(k + std::string(20 + rng() % 60, 'z'));
+    }
+    sets.push_back(keys);
+  }
+  {
+    std::vector<std::string> keys;
+    for (int a = 0; a < 40; ++a)
+      for (int b = 0; b < (kSanitized ? 10 : 40); ++b)
+        if (rng() % 2) keys.push_back(std::string{static_cast<char>(' ' + a), static_cast<char>(' ' + b)} + "k");
+    sets.push_back(keys);
+  }
+  for (const auto& keys : sets) {
+    const std::set<std::string> ref(keys.begin(), keys.end());
+    const std::vector<std::string> sorted(ref.begin(), ref.end());
+    for (bool tails : {true, false}) {
+      const auto s = SuccinctSet::build(keys, {.tail_compression = tails});
+      for (uint64_t i = 0; i < sorted.size(); ++i) ASSERT_EQ(s.key_at(i), sorted[i]) << i << (tails ? " tails" : " plain");
+    }
+  }
+}
+
 TEST(SuccinctSet, KeyAtOutOfRange) {
   const auto s = SuccinctSet::build({"a"});
   try {
