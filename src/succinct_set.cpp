@@ -805,6 +805,29 @@ template <bool Hw>
   return k;
 }
 
+// The position in [lab, lab + k) of the first label >= c (labels ascend), or k: as
+// find_label, sixteen at a time with SSE2 while the loads stay below safe_end.
+[[gnu::always_inline]] inline uint64_t lower_label(const uint8_t* lab, uint64_t k, uint8_t c,
+                                                   const uint8_t* safe_end) noexcept {
+  uint64_t o = 0;
+#if defined(__SSE2__)
+  const __m128i needle = _mm_set1_epi8(static_cast<char>(c));
+  for (; o < k && lab + o + 16 <= safe_end; o += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lab + o));
+    // x >= c where max(x, c) == x
+    uint32_t m = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(x, needle), x)));
+    if (k - o < 16) m |= 1u << (k - o);
+    if (m) return std::min(k, o + static_cast<uint64_t>(__builtin_ctz(m)));
+  }
+  if (o >= k) return k;
+#else
+  (void)safe_end;
+#endif
+  for (; o < k; ++o)
+    if (lab[o] >= c) return o;
+  return k;
+}
+
 // The ones of a 256-bit map below bit c.
 template <bool Hw>
 [[gnu::always_inline]] inline uint64_t rank_in_map(const uint64_t* m, uint8_t c) noexcept {
@@ -1174,6 +1197,18 @@ size_t SuccinctSet::contains_batch(const Probe* q, size_t m, bool* out, bool por
   return hw ? contains_batch_popcnt(q, m, out) : contains_batch_sw(q, m, out);
 }
 
+// child_boundary(b) for rank()'s walk down the levels (b < nodes_). Below the top
+// table, the next level's cut is near label index g (nodes have about one label each):
+// the bitmap where its select will count is fetched while this one counts. (In
+// key_at()'s walks of a pair of nearby cuts, the second's fetches only cost.)
+uint64_t SuccinctSet::next_cut(uint64_t b) const noexcept {
+  if (b <= top_nodes_) return child_boundary(b);
+  const uint64_t s = b - 1, sp = louds_.sample(s);
+  const uint64_t g = (sp - (s & ~kLoudsSampleMask)) + (s & kLoudsSampleMask);
+  if (g < nodes_) detail::prefetch_guess(louds_.words(), 8 * (louds_.sample(g) >> 6));
+  return (louds_.select1_from(sp, s) + 1) - b + 1;
+}
+
 // Keys < key = the sum over levels of the leaves left of a cut through each level.
 // The cut follows the key down the trie, then the boundary of the last node reached
 // is carried down through the deeper levels (child_boundary).
@@ -1183,9 +1218,13 @@ uint64_t SuccinctSet::rank_impl(std::span<const std::byte> key, bool* found) con
   const uint8_t* p = reinterpret_cast<const uint8_t*>(key.data());
   const size_t len = key.size();
   uint64_t total = 0, level = 0, v = 0, b = 0;
+  // As contains(): the label starts of the top levels' nodes from their table, the
+  // first two levels' searches through their label maps, the others' selects started
+  // from the finer table or the sample, and `after` the bitmap's bits from st on.
+  uint64_t st = 0, after = louds_.words()[0];
   for (size_t d = 0;; ++d) {
-    const uint64_t st = node_start(v);
-    if (louds_.get(st)) {
+    const uint64_t k = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : louds_.next_one(st) - st;
+    if (k == 0) {
       const int cmp = compare_bytes(tail_of(v), key.subspan(d));
       *found = cmp == 0;
       b = cmp < 0 ? v + 1 : v;
@@ -1196,19 +1235,44 @@ uint64_t SuccinctSet::rank_impl(std::span<const std::byte> key, bool* found) con
       b = v;
       break;
     }
-    const uint64_t en = louds_.next_one(st);
-    const uint8_t* lab = labels_ + (st - v);
-    const uint64_t k = en - st;
     const uint8_t c = p[d];
-    const uint64_t j = static_cast<uint64_t>(std::lower_bound(lab, lab + k, c) - lab);
+    uint64_t csi = kNoSample, csp = 0;
+    if (st - v >= top_nodes_) {  // the children's select sample, window and likely labels, fetched ahead
+      const uint64_t cs = st - v;
+      csi = cs >> LoudsBits::kSampleShift;
+      csp = louds_.sample(cs);
+      detail::prefetch_guess(louds_.words(), 8 * (csp >> 6));
+      detail::prefetch_guess(louds_.words(), 8 * (csp >> 6) + 64);
+      detail::prefetch_guess(labels_, (csp - (cs & ~kLoudsSampleMask)) + (cs & kLoudsSampleMask));
+    }
+    uint64_t j;
+    bool hit;
+    if (jump_maps_ != nullptr && level < 2) {  // v is the root or one of its children
+      const uint64_t* m = jump_maps_ + 4 * v;
+      j = rank_in_map<detail::kHwPopcount>(m, c);
+      hit = (m[c >> 6] >> (c & 63)) & 1;
+    } else {
+      const uint8_t* lab = labels_ + (st - v);
+      j = lower_label(lab, k, c, labels_end_);
+      hit = j < k && lab[j] == c;
+    }
     total += leaf_.rank1(v + 1);  // this level: v and the nodes left of it
     ++level;
-    if (j < k && lab[j] == c) {
-      v = st - v + 1 + j;
-      continue;
+    const uint64_t first = st - v + 1;
+    if (!hit) {
+      b = first + j;  // next level: the children before the key's byte
+      break;
     }
-    b = st - v + 1 + j;  // next level: the children before the key's byte
-    break;
+    v = first + j;
+    if (v < top_nodes_) {
+      st = top_starts_[v];
+      after = louds_.words()[st >> 6] >> (st & 63);
+    } else {
+      uint64_t sp, rem;
+      select_start(v, csi, csp, sp, rem);
+      detail::prefetch_guess(labels_, (sp - (v - 1)) + 2 * rem);
+      st = louds_.select_after(sp, rem, after) + 1;
+    }
   }
   for (;;) {
     if (const LevelCounts* t = counts_of(level))  // b cuts level `level`: the rest is counted
@@ -1219,7 +1283,7 @@ uint64_t SuccinctSet::rank_impl(std::span<const std::byte> key, bool* found) con
       total += (levels_ - level) * n_;
       break;
     }
-    b = child_boundary(b);
+    b = next_cut(b);
   }
   return total - level_leaf_sum_;
 }

@@ -495,6 +495,39 @@ TEST(SuccinctSet, EveryByteValue) {
   check_all_ways(keys);
 }
 
+// rank() searches a node's labels for the first one >= the key's byte, sixteen at a
+// time (unsigned bytes), and the first two levels through their label maps: nodes of
+// 2-256 labels at levels 0-4 with bytes on both sides of 0x80, probed with every
+// byte value at every depth, against std::lower_bound.
+TEST(SuccinctSet, RankThroughWideNodes) {
+  std::mt19937_64 rng(41);
+  std::set<std::string> ref;
+  const int step = kSanitized ? 7 : 3;
+  for (int a = 0; a < 256; a += 51)
+    for (int b = 0; b < 256; b += step)
+      if (rng() % 3 != 0) {
+        std::string k{static_cast<char>(a), static_cast<char>(b)};
+        ref.insert(k);
+        for (int c = 0; c < 256; c += 1 + static_cast<int>(rng() % 40)) {
+          ref.insert(k + static_cast<char>(c));
+          if (rng() % 4 == 0) ref.insert(k + static_cast<char>(c) + static_cast<char>(rng()) + static_cast<char>(rng()));
+        }
+      }
+  const std::vector<std::string> sorted(ref.begin(), ref.end());
+  for (bool tails : {true, false}) {
+    const auto s = SuccinctSet::build(sorted, {.tail_compression = tails});
+    for (int t = 0; t < (kSanitized ? 5000 : 50000); ++t) {
+      std::string q = sorted[rng() % sorted.size()];
+      q.resize(rng() % (q.size() + 1));
+      q.push_back(static_cast<char>(rng()));
+      if (rng() % 2) q.push_back(static_cast<char>(rng()));
+      const auto r = static_cast<uint64_t>(std::lower_bound(sorted.begin(), sorted.end(), q) - sorted.begin());
+      ASSERT_EQ(s.rank(q), r) << (tails ? "tails " : "plain ") << q.size();
+      ASSERT_EQ(s.index_of(q), ref.count(q) ? r : SuccinctSet::npos);
+    }
+  }
+}
+
 TEST(SuccinctSet, VeryLongKeys) {
   std::mt19937_64 rng(11);
   std::vector<std::string> keys;

@@ -280,6 +280,8 @@ class SuccinctSet {
   }
   // The first node of the next level after the nodes before b (b in one level).
   uint64_t child_boundary(uint64_t b) const noexcept { return node_start(b) - b + 1; }
+  // The same, fetching ahead what the next level's select reads (rank()'s walk).
+  uint64_t next_cut(uint64_t b) const noexcept;
   // The tail of leaf node v (empty if none).
   std::string_view tail_of(uint64_t v) const noexcept { return tail_of_t<detail::kHwPopcount>(v); }
   template <bool Hw>
