@@ -59,17 +59,17 @@
 // misses of several keys overlap: ~1.35x a contains() loop on an 8.8 MB set and
 // ~1.35-1.7x on a 24 MB one; smaller sets, whose levels the caches mostly hold,
 // stay a loop (about even on the 2.3 MB insane list, slower on american-english).
-// index_of(), rank() and key_at() also walk the levels below the key (a cut through
-// each level, counted with rank), down to the deep, narrow levels whose cuts have
-// their key counts in a table built on load (at most max(64, nodes / 2048) entries of
-// 4 bytes; american-english-insane's 60 levels are counted from level 21): O(height)
-// selects. key_at() searches each node's children on its way down, every probe such a
-// walk, except among the top levels' nodes, whose cuts have counts too while they fit
-// nodes / 512 entries (insane: levels 1-2; american-english: level 1). On a shared
-// 2-vCPU Zen 5 VM, index_of took ~0.7-1.2 us on the word lists and key_at ~5-6 us,
-// ~2x and ~15-20x marisa-trie's lookup and reverse_lookup (whose ids are not in key
-// order); `amq bench --only succinct` states them. Slow for adversarial sets with
-// thousands of levels.
+// index_of() and rank() take the key down the trie as contains() does, then walk the
+// levels below it (a cut through each level, counted with rank), down to the deep,
+// narrow levels whose cuts have their key counts in a table built on load (at most
+// max(64, nodes / 2048) entries of 4 bytes; american-english-insane's 60 levels are
+// counted from level 21): O(height) selects. key_at() searches each node's children
+// on its way down, every probe such a walk, except among the top levels' nodes, whose
+// cuts have counts too while they fit nodes / 512 entries (insane: levels 1-2;
+// american-english: level 1). On a shared 2-vCPU Zen 5 VM, index_of took ~0.4-0.6 us
+// on the word lists and key_at ~4.5-6 us, ~1.2-1.4x and ~15-20x marisa-trie's lookup
+// and reverse_lookup (whose ids are not in key order); `amq bench --only succinct`
+// states them. Slow for adversarial sets with thousands of levels.
 //
 // Guarantees
 //  * Exact: contains() has no false positives and no false negatives.
