@@ -13,7 +13,9 @@
 //      sel   one uint64 per 512 ones: the position of one number 512*i.
 //    That is 64 bits per 2048 (3.1%) for rank, plus 64 bits per 512 ones where
 //    select is wanted (3.1% of a half-full bit vector such as a LOUDS bitmap).
-//    rank1 is one directory word and at most 7 popcounts. select1 starts at the
+//    rank1 is one directory word and the popcounts of its basic block's words before
+//    it (with AVX2: a nibble-table count of the block's two halves, masked, and one
+//    popcount; else eight masked popcounts). select1 starts at the
 //    sample before the wanted one and counts words forward, which is about one cache
 //    line where ones are not rare; where the samples lie far apart it narrows down
 //    through the superblock and basic-block counts instead.
@@ -35,6 +37,10 @@
 #include <vector>
 
 #include "amq/detail/cpu.hpp"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 #include "amq/error.hpp"
 
 namespace amq::detail {
@@ -325,6 +331,29 @@ class RankSelect {
     const uint64_t part = (uint64_t{1} << (i & 63)) - 1;
     const uint64_t last = nw_ ? nw_ - 1 : 0;
     if (nw_ == 0) return r;
+#if defined(__AVX2__)
+    if (base + 8 <= nw_) [[likely]] {
+      // The block's words before word off in two 256-bit halves, counted a nibble at a
+      // time through a table (AVX2 has no popcount), then word off's bits below i:
+      // ~20 instructions against ~55 for the eight masked popcounts.
+      const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1,
+                                           2, 2, 3, 2, 3, 3, 4);
+      const __m256i nib = _mm256_set1_epi8(0x0f);
+      const __m256i o = _mm256_set1_epi64x(static_cast<long long>(off));
+      const __m256i lo = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(words_ + base)),
+                                          _mm256_cmpgt_epi64(o, _mm256_setr_epi64x(0, 1, 2, 3)));
+      const __m256i hi = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(words_ + base + 4)),
+                                          _mm256_cmpgt_epi64(o, _mm256_setr_epi64x(4, 5, 6, 7)));
+      auto count = [&](__m256i x) {
+        return _mm256_add_epi8(_mm256_shuffle_epi8(lut, _mm256_and_si256(x, nib)),
+                               _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib)));
+      };
+      const __m256i sums = _mm256_sad_epu8(_mm256_add_epi8(count(lo), count(hi)), _mm256_setzero_si256());
+      const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+      r += static_cast<uint64_t>(_mm_cvtsi128_si64(s2)) + static_cast<uint64_t>(_mm_extract_epi64(s2, 1));
+      return r + static_cast<uint64_t>(popcount64<Hw>(words_[base + off] & part));
+    }
+#endif
 #pragma GCC unroll 8
     for (uint64_t k = 0; k < 8; ++k) {
       const uint64_t mask = k < off ? ~uint64_t{0} : (k == off ? part : 0);
