@@ -1306,7 +1306,7 @@ uint64_t SuccinctSet::keys_between(uint64_t x, uint64_t y, uint64_t* budget) con
     if (budget != nullptr && (*budget)-- == 0) return npos;
     for (const LevelCounts* t : {top_counts_.get(), bottom_.get()})
       if (t != nullptr && t->holds(x, y)) return total + t->between(x, y);
-    total += leaf_.rank1(y) - leaf_.rank1(x);
+    total += leaf_.rank1_between(x, y);
     if (y >= nodes_ && x >= nodes_) break;
     x = x >= nodes_ ? nodes_ : child_boundary(x);
     y = y >= nodes_ ? nodes_ : child_boundary(y);

@@ -62,6 +62,12 @@ void check_bits(const std::vector<bool>& bits) {
   }
   ASSERT_EQ(rs.rank1(bits.size()), r);
   ASSERT_EQ(rs.ones(), r);
+  // rank1_between over short spans (popcounts of the words) and long ones (ranks).
+  for (uint64_t x = 0; x <= bits.size(); x += 1 + x % 7)
+    for (uint64_t n : {0, 1, 5, 63, 64, 65, 130}) {
+      const uint64_t y = std::min<uint64_t>(bits.size(), x + n);
+      ASSERT_EQ(rs.rank1_between(x, y), rs.rank1(y) - rs.rank1(x)) << x << ".." << y;
+    }
   for (uint64_t j = 0; j < ones.size(); ++j) ASSERT_EQ(rs.select1(j), ones[j]) << "j=" << j;
   // next_one from every position
   uint64_t next = bits.size();

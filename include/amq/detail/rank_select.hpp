@@ -364,6 +364,20 @@ class RankSelect {
   }
   uint64_t rank0(uint64_t i) const noexcept { return i - rank1<>(i); }
 
+  // Ones in [x, y), for x <= y <= size(): where y is within 64 bits of x, a popcount of
+  // the (at most two) words that hold them, without the directory.
+  template <bool Hw = kHwPopcount>
+  [[gnu::always_inline]] uint64_t rank1_between(uint64_t x, uint64_t y) const noexcept {
+    const uint64_t n = y - x;
+    if (n > 64) return rank1<Hw>(y) - rank1<Hw>(x);
+    if (n == 0) return 0;
+    const uint64_t w = x >> 6, s = x & 63;
+    uint64_t b = words_[w] >> s;
+    if (s + n > 64) b |= words_[w + 1] << (64 - s);  // the range runs into the next word
+    if (n < 64) b &= (uint64_t{1} << n) - 1;
+    return static_cast<uint64_t>(popcount64<Hw>(b));
+  }
+
   // The position of the j-th one (0-based), for j < ones(). Needs with_select.
   template <bool Hw = kHwPopcount>
   [[gnu::always_inline]] uint64_t select1(uint64_t j) const noexcept {
