@@ -66,10 +66,12 @@
 // counted from level 21): O(height) selects. key_at() searches each node's children
 // on its way down, every probe such a walk, except among the top levels' nodes, whose
 // cuts have counts too while they fit nodes / 512 entries (insane: levels 1-2;
-// american-english: level 1). On a shared 2-vCPU Zen 5 VM, index_of took ~0.4-0.6 us
-// on the word lists and key_at ~4.5-6 us, ~1.2-1.4x and ~15-20x marisa-trie's lookup
-// and reverse_lookup (whose ids are not in key order); `amq bench --only succinct`
-// states them. Slow for adversarial sets with thousands of levels.
+// american-english: level 1). A pair of nearby cuts counts its leaves with a popcount
+// (rank1_between), other ranks with AVX2 where built for it. On a shared 2-vCPU Zen 5
+// VM, index_of took ~0.3-0.5 us on the word lists and key_at ~2.4-3.2 us, ~0.9-1.1x
+// and ~10x marisa-trie's lookup and reverse_lookup (whose ids are not in key order);
+// `amq bench --only succinct` states them. Slow for adversarial sets with thousands
+// of levels.
 //
 // Guarantees
 //  * Exact: contains() has no false positives and no false negatives.
