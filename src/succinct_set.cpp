@@ -753,6 +753,27 @@ std::vector<std::byte> SuccinctSet::serialize() const {
   }
 }
 
+// Nodes have about one label each, so the labels of node j + 1 start near label index
+// (the index of sample j's one, sp = louds_.sample(j)) plus the nodes between.
+constexpr uint64_t label_guess(uint64_t j, uint64_t sp) noexcept {
+  return (sp - (j & ~kLoudsSampleMask)) + (j & kLoudsSampleMask);
+}
+
+// The children of a node whose labels start at label index cs (below the top table)
+// select from sample csi = cs >> kSampleShift, csp: loaded here, and the bitmap words
+// where their selects count and the labels near the first child's fetched while the
+// node's own labels are searched. Returns that label guess.
+[[gnu::always_inline]] inline uint64_t SuccinctSet::fetch_children(uint64_t cs, uint64_t& csi,
+                                                                   uint64_t& csp) const noexcept {
+  csi = cs >> LoudsBits::kSampleShift;
+  csp = louds_.sample(cs);
+  const uint64_t gl = label_guess(cs, csp);
+  detail::prefetch_guess(louds_.words(), 8 * (csp >> 6));
+  detail::prefetch_guess(louds_.words(), 8 * (csp >> 6) + 64);
+  detail::prefetch_guess(labels_, gl);
+  return gl;
+}
+
 template <bool Hw>
 [[gnu::always_inline]] inline std::string_view SuccinctSet::tail_of_t(uint64_t v) const noexcept {
   // Node v's 1 in the tail bitmap is followed by a 0 per tail byte; most tails end
@@ -817,7 +838,7 @@ template <bool Hw>
     // x >= c where max(x, c) == x
     uint32_t m = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(x, needle), x)));
     if (k - o < 16) m |= 1u << (k - o);
-    if (m) return std::min(k, o + static_cast<uint64_t>(__builtin_ctz(m)));
+    if (m) return o + static_cast<uint64_t>(__builtin_ctz(m));  // <= k (bit k - o is set when k - o < 16)
   }
   if (o >= k) return k;
 #else
@@ -925,22 +946,14 @@ template <bool Hw, bool WithChains>
       // The next node is one of v's children st - v + 1 + j: start fetching the label
       // bitmap and the labels near where its select lands (children share a sample)
       // while v's labels are searched.
-      const uint64_t cs = st - v;
-      csi = cs >> LoudsBits::kSampleShift;
-      csp = louds_.sample(cs);
-      // Nodes have about one label each, so the children's labels start near label
-      // index gl (the sample's index plus the nodes between).
-      const uint64_t gl = (csp - (cs & ~kLoudsSampleMask)) + (cs & kLoudsSampleMask);
-      detail::prefetch_guess(louds_.words(), 8 * (csp >> 6));
-      detail::prefetch_guess(louds_.words(), 8 * (csp >> 6) + 64);
-      detail::prefetch_guess(labels_, gl);
+      const uint64_t gl = fetch_children(st - v, csi, csp);
       if (gl + 1 < nodes_) {
         // A level further, on that guess: the grandchildren are nodes near gl + 1,
         // reached through sample(gl). One level of lead leaves most of a cache miss
         // exposed; two hide it.
         const uint64_t gsp = louds_.sample(gl);
         detail::prefetch_guess(louds_.words(), 8 * (gsp >> 6));
-        detail::prefetch_guess(labels_, (gsp - (gl & ~kLoudsSampleMask)) + (gl & kLoudsSampleMask));
+        detail::prefetch_guess(labels_, label_guess(gl, gsp));
         if (end - p <= 4) {
           // The key is nearly spent: the lookup likely ends at such a node's tail.
           const uint64_t tv = gl + 1, tg = tail_map_.sample(tv) + (((tv & kTailSampleMask) * tail_ratio_) >> 16);
@@ -1203,8 +1216,7 @@ size_t SuccinctSet::contains_batch(const Probe* q, size_t m, bool* out, bool por
 // key_at()'s walks of a pair of nearby cuts, the second's fetches only cost.)
 uint64_t SuccinctSet::next_cut(uint64_t b) const noexcept {
   if (b <= top_nodes_) return child_boundary(b);
-  const uint64_t s = b - 1, sp = louds_.sample(s);
-  const uint64_t g = (sp - (s & ~kLoudsSampleMask)) + (s & kLoudsSampleMask);
+  const uint64_t s = b - 1, sp = louds_.sample(s), g = label_guess(s, sp);
   if (g < nodes_) detail::prefetch_guess(louds_.words(), 8 * (louds_.sample(g) >> 6));
   return (louds_.select1_from(sp, s) + 1) - b + 1;
 }
@@ -1237,14 +1249,7 @@ uint64_t SuccinctSet::rank_impl(std::span<const std::byte> key, bool* found) con
     }
     const uint8_t c = p[d];
     uint64_t csi = kNoSample, csp = 0;
-    if (st - v >= top_nodes_) {  // the children's select sample, window and likely labels, fetched ahead
-      const uint64_t cs = st - v;
-      csi = cs >> LoudsBits::kSampleShift;
-      csp = louds_.sample(cs);
-      detail::prefetch_guess(louds_.words(), 8 * (csp >> 6));
-      detail::prefetch_guess(louds_.words(), 8 * (csp >> 6) + 64);
-      detail::prefetch_guess(labels_, (csp - (cs & ~kLoudsSampleMask)) + (cs & kLoudsSampleMask));
-    }
+    if (st - v >= top_nodes_) (void)fetch_children(st - v, csi, csp);
     uint64_t j;
     bool hit;
     if (jump_maps_ != nullptr && level < 2) {  // v is the root or one of its children

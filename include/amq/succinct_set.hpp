@@ -289,6 +289,7 @@ class SuccinctSet {
   template <bool Hw>
   [[gnu::always_inline]] std::string_view tail_of_t(uint64_t v) const noexcept;
   [[gnu::always_inline]] void tail_select_start(uint64_t v, uint64_t& sp, uint64_t& rem) const noexcept;
+  [[gnu::always_inline]] uint64_t fetch_children(uint64_t cs, uint64_t& csi, uint64_t& csp) const noexcept;
   [[gnu::always_inline]] void select_start(uint64_t v, uint64_t csi, uint64_t csp, uint64_t& sp,
                                            uint64_t& rem) const noexcept;
   template <bool Hw>

@@ -37,11 +37,11 @@
 #include <vector>
 
 #include "amq/detail/cpu.hpp"
+#include "amq/error.hpp"
 
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
-#include "amq/error.hpp"
 
 namespace amq::detail {
 
@@ -325,12 +325,10 @@ class RankSelect {
     if (bb >= 1) r += (e >> 32) & 1023;
     if (bb >= 2) r += (e >> 42) & 1023;
     if (bb >= 3) r += (e >> 52) & 1023;
-    // The words of i's basic block before i, without a data-dependent loop: eight
-    // masked popcounts (indexes clamped to the last word, masked to nothing there).
+    // The words of i's basic block before i (word off of the block holds i), without a
+    // data-dependent loop.
     const uint64_t base = (i >> 9) << 3, off = (i >> 6) & 7;
     const uint64_t part = (uint64_t{1} << (i & 63)) - 1;
-    const uint64_t last = nw_ ? nw_ - 1 : 0;
-    if (nw_ == 0) return r;
 #if defined(__AVX2__)
     if (base + 8 <= nw_) [[likely]] {
       // The block's words before word off in two 256-bit halves, counted a nibble at a
@@ -354,6 +352,9 @@ class RankSelect {
       return r + static_cast<uint64_t>(popcount64<Hw>(words_[base + off] & part));
     }
 #endif
+    // Eight masked popcounts (indexes clamped to the last word, masked to nothing there).
+    if (nw_ == 0) return r;
+    const uint64_t last = nw_ - 1;
 #pragma GCC unroll 8
     for (uint64_t k = 0; k < 8; ++k) {
       const uint64_t mask = k < off ? ~uint64_t{0} : (k == off ? part : 0);
