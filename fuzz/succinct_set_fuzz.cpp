@@ -1,7 +1,9 @@
 // Fuzzes SuccinctSet::load and every query on whatever it accepts. An input that is
-// not an amq file is split into params (the first 24 bytes) and payload and wrapped
-// in a container with a correct checksum, so the structural validation itself is
-// what the fuzzer works against.
+// not an amq file is split into params (the first 24 bytes, or 32 when bytes 24-31
+// hold 1, the mark of coded tails) and payload and wrapped in a container with a
+// correct checksum, so the structural validation itself is what the fuzzer works
+// against.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -19,7 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (amq::has_container_magic(in) || size < 24) {
     file.assign(in.begin(), in.end());
   } else {
-    file = amq::write_container(amq::Kind::succinct, in.first(24), in.subspan(24));
+    const bool coded = size >= 32 && data[24] == 1 && std::all_of(data + 25, data + 32, [](uint8_t b) { return b == 0; });
+    const size_t params = coded ? 32 : 24;
+    file = amq::write_container(amq::Kind::succinct, in.first(params), in.subspan(params));
   }
   try {
     const auto s = amq::SuccinctSet::load(file);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -61,6 +62,14 @@ constexpr uint64_t kSubNodesMax = 65536;  // for at most this many nodes
 constexpr uint64_t kLoudsSampleMask = (uint64_t{1} << LoudsBits::kSampleShift) - 1;
 constexpr uint64_t kNoSample = ~uint64_t{0};  // select_start's csi when no sample was loaded ahead
 constexpr uint64_t kTailSampleMask = (uint64_t{1} << TailBits::kSampleShift) - 1;
+constexpr uint64_t kTailsCoded = 1;  // params' fourth field: the tails are coded (TailSymbols)
+
+constexpr uint64_t mix64(uint64_t x) {  // splitmix64's finalizer
+  x += 0x9e3779b97f4a7c15;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111eb;
+  return x ^ (x >> 31);
+}
 
 uint64_t directory_words(int vec, uint64_t bits, uint64_t ones) {
   if (vec == kLeaf) return LeafBits::shape(bits, ones, false).directory_words();
@@ -84,11 +93,12 @@ struct Shape {
   uint64_t ones[kVecCount];
   uint64_t words[kVecCount], dir_words[kVecCount];
   uint64_t at[kVecCount];  // byte offset of each vector's words in the payload
-  uint64_t edges, labels_at, tails_at, payload_bytes;
+  uint64_t edges, labels_at, tails_at, symbols_at, payload_bytes;
 };
 
-Shape shape_of(uint64_t n, uint64_t nodes, uint64_t tail_bytes) {
-  Shape s{{2 * nodes - 1, nodes, nodes + tail_bytes}, {nodes, n, nodes}, {}, {}, {}, nodes - 1, 0, 0, 0};
+// `coded`: the tails are coded, and the symbol table follows them.
+Shape shape_of(uint64_t n, uint64_t nodes, uint64_t tail_bytes, bool coded) {
+  Shape s{{2 * nodes - 1, nodes, nodes + tail_bytes}, {nodes, n, nodes}, {}, {}, {}, nodes - 1, 0, 0, 0, 0};
   uint64_t at = 0;
   for (int i = 0; i < kVecCount; ++i) {
     s.words[i] = (s.bits[i] + 63) / 64;
@@ -98,7 +108,8 @@ Shape shape_of(uint64_t n, uint64_t nodes, uint64_t tail_bytes) {
   }
   s.labels_at = at;
   s.tails_at = at + pad8(s.edges);
-  s.payload_bytes = s.tails_at + pad8(tail_bytes);
+  s.symbols_at = s.tails_at + pad8(tail_bytes);
+  s.payload_bytes = s.symbols_at + (coded ? detail::TailSymbols::kBytes : 0);
   return s;
 }
 
@@ -225,13 +236,37 @@ void walk_trie(const std::vector<std::string_view>& keys, bool tail_compression,
   }
 }
 
+// Counts the nodes and tail bytes; with `sample`, also keeps a uniform sample of up to
+// kSampleTails non-empty tails (cut to their first kSampleTailBytes) to learn the
+// tails' symbol table from.
 struct TrieCount {
-  uint64_t nodes = 0, tail_bytes = 0;
+  static constexpr size_t kSampleTails = 32768, kSampleTailBytes = 256;
+  uint64_t nodes = 0, tail_bytes = 0, tails = 0;
+  std::vector<std::string_view>* sample = nullptr;
+  uint64_t rng = 0;
   void tail_node(std::string_view rest) {
     ++nodes;
     tail_bytes += rest.size();
+    if (sample == nullptr || rest.empty()) return;
+    rest = rest.substr(0, kSampleTailBytes);
+    if (++tails <= kSampleTails) {
+      sample->push_back(rest);
+    } else {  // reservoir sampling, with a fixed seed: the same keys build the same file
+      const uint64_t j = mix64(rng++) % tails;
+      if (j < kSampleTails) (*sample)[j] = rest;
+    }
   }
   void inner_node(bool) { ++nodes; }
+  void label(char) {}
+  void close_node() {}
+};
+
+// The tail bytes once coded.
+struct TrieCodedCount {
+  const detail::TailEncoder* enc;
+  uint64_t tail_bytes = 0;
+  void tail_node(std::string_view rest) { tail_bytes += enc->size(rest); }
+  void inner_node(bool) {}
   void label(char) {}
   void close_node() {}
 };
@@ -251,10 +286,17 @@ struct TrieWrite {
   BitSink louds, leaf, tail_map;
   char* labels;
   char* tails;
+  const detail::TailEncoder* enc;  // null: raw tails
   void tail_node(std::string_view rest) {
     louds.push(true);
     leaf.push(true);
     tail_map.push(true);
+    if (enc != nullptr) {
+      char* const end = reinterpret_cast<char*>(enc->encode(rest, reinterpret_cast<uint8_t*>(tails)));
+      tail_map.push_zeros(static_cast<uint64_t>(end - tails));
+      tails = end;
+      return;
+    }
     tail_map.push_zeros(rest.size());
     if (!rest.empty()) std::memcpy(tails, rest.data(), rest.size());
     tails += rest.size();
@@ -279,14 +321,38 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
   // every size in the file; the other writes the bitmaps, labels and tails straight into
   // the set's own memory. Peak memory is the keys and the set: a tails string, bit
   // vectors and a file image beside it had made a tail-heavy build peak at ~3x the set.
+  using Coding = Options::TailCoding;
+  std::vector<std::string_view> sample;
   TrieCount count;
+  if (options.tail_compression && options.tail_coding != Coding::never) count.sample = &sample;
   walk_trie(keys, options.tail_compression, count);
+  // Tails coded with a symbol table learnt from a sample of them, where asked to or
+  // where that makes the set smaller: a coded byte saves 9 bits (with its tail bitmap
+  // bit), the table costs TailSymbols::kBytes. A set whose tails could not pay for the
+  // table even at 8 bytes a code learns none.
+  constexpr uint64_t kTable = detail::TailSymbols::kBytes;
+  alignas(8) std::byte table[kTable];
+  std::optional<detail::TailEncoder> enc;
+  uint64_t tail_bytes = count.tail_bytes;
+  if (!sample.empty() &&
+      (options.tail_coding == Coding::always || 9 * (count.tail_bytes - count.tail_bytes / 8) > 8 * kTable)) {
+    detail::TailSymbols::train(sample, table);
+    enc.emplace(table);
+    TrieCodedCount coded{&*enc};
+    walk_trie(keys, true, coded);
+    if (options.tail_coding == Coding::always || 9 * (count.tail_bytes - coded.tail_bytes) > 8 * kTable)
+      tail_bytes = coded.tail_bytes;
+    else
+      enc.reset();
+  }
+  const bool is_coded = enc.has_value();
   const uint64_t n = keys.size(), nodes = count.nodes;
-  const Shape shape = shape_of(n, nodes, count.tail_bytes);
+  const Shape shape = shape_of(n, nodes, tail_bytes, is_coded);
   detail::ByteWriter params;
   params.u64(n);
   params.u64(nodes);
-  params.u64(count.tail_bytes);
+  params.u64(tail_bytes);
+  if (is_coded) params.u64(kTailsCoded);
   const uint64_t payload_len = shape.payload_bytes, labels_at = shape.labels_at, tails_at = shape.tails_at;
   auto storage = allocate_storage(container_size(params.buffer().size(), payload_len));
   const std::span<std::byte> file(reinterpret_cast<std::byte*>(storage->owned.get()), storage->file.size());
@@ -296,10 +362,12 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
     auto words_at = [&](int i) { return reinterpret_cast<uint64_t*>(base + shape.at[i]); };
     for (int i = 0; i < kVecCount; ++i) std::memset(words_at(i), 0, 8 * shape.words[i]);  // bits are or-ed in
     TrieWrite w{{words_at(kLouds)}, {words_at(kLeaf)}, {words_at(kTailMap)},
-                reinterpret_cast<char*>(base + labels_at), reinterpret_cast<char*>(base + tails_at)};
+                reinterpret_cast<char*>(base + labels_at), reinterpret_cast<char*>(base + tails_at),
+                is_coded ? &*enc : nullptr};
     walk_trie(keys, options.tail_compression, w);
     std::memset(base + labels_at + shape.edges, 0, tails_at - labels_at - shape.edges);  // the padding after each
-    std::memset(base + tails_at + count.tail_bytes, 0, payload_len - tails_at - count.tail_bytes);
+    std::memset(base + tails_at + tail_bytes, 0, shape.symbols_at - tails_at - tail_bytes);
+    if (is_coded) std::memcpy(base + shape.symbols_at, table, kTable);
     for (int i = 0; i < kVecCount; ++i) {
       const auto dir = build_directory(i, std::span<const uint64_t>(words_at(i), shape.words[i]), shape.bits[i]);
       if (!dir.empty()) std::memcpy(words_at(i) + shape.words[i], dir.data(), 8 * dir.size());
@@ -331,6 +399,9 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   s.n_ = p.u64();
   s.nodes_ = p.u64();
   s.tail_bytes_ = p.u64();
+  // A fourth field marks coded tails (files with raw tails have three).
+  const bool coded = p.remaining() > 0;
+  if (coded && p.u64() != kTailsCoded) throw Error(Errc::corrupt, "succinct set: unknown tail coding");
   p.expect_end();
   const uint64_t payload = c.payload.size();
   auto corrupt = [](const std::string& m) { return Error(Errc::corrupt, "succinct set: " + m); };
@@ -339,7 +410,7 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
     throw corrupt("impossible counts (" + std::to_string(s.n_) + " keys, " + std::to_string(s.nodes_) +
                   " nodes, " + std::to_string(s.tail_bytes_) +
                   " tail bytes) for a payload of " + std::to_string(payload) + " bytes");
-  const Shape shape = shape_of(s.n_, s.nodes_, s.tail_bytes_);
+  const Shape shape = shape_of(s.n_, s.nodes_, s.tail_bytes_, coded);
   const uint64_t edges = shape.edges;
   if (payload != shape.payload_bytes)
     throw corrupt("payload of " + std::to_string(payload) + " bytes, the counts need " +
@@ -373,6 +444,11 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
     if (s.labels_[i] != 0) throw corrupt("non-zero padding after the labels");
   for (uint64_t i = s.tail_bytes_; i < pad8(s.tail_bytes_); ++i)
     if (s.tail_[i] != 0) throw corrupt("non-zero padding after the tails");
+  if (coded) {
+    const std::byte* table = c.payload.data() + shape.symbols_at;
+    if (!detail::TailSymbols::valid(table)) throw corrupt("invalid tail symbol table");
+    s.syms_ = detail::TailSymbols(table);
+  }
   if (!s.louds_.get(s.louds_.size() - 1)) throw corrupt("label bitmap does not end with a node");
   if (!s.tail_map_.get(0)) throw corrupt("tail bitmap does not start with a node");
   s.payload_bytes_ = payload;
@@ -710,6 +786,8 @@ void SuccinctSet::validate_trie() {
       const uint64_t t_next = tail_map_.next_one(t_at + 1);
       if (t_next - t_at > 1) {
         if (k > 0) throw corrupt("node " + std::to_string(v) + " has children and a tail");
+        if (!syms_.empty() && !syms_.valid_codes(tail_ + (t_at - v), t_next - t_at - 1))
+          throw corrupt("the tail of node " + std::to_string(v) + " is not a valid coding");
         ++tails;
       }
       t_at = t_next;
@@ -783,6 +861,35 @@ template <bool Hw>
   const uint64_t at = tail_map_.select_after<Hw>(sp, rem, after);
   const uint64_t len = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : tail_map_.next_one(at + 1) - at - 1;
   return {reinterpret_cast<const char*>(tail_ + (at - v)), len};
+}
+
+template <bool Hw>
+[[gnu::always_inline]] inline bool SuccinctSet::tail_equals(uint64_t v, const uint8_t* p, size_t n) const noexcept {
+  const std::string_view t = tail_of_t<Hw>(v);
+  const auto* c = reinterpret_cast<const uint8_t*>(t.data());
+  if (!syms_.empty()) [[unlikely]]
+    return syms_.equals(c, t.size(), p, n);
+  if (t.size() != n) return false;
+  if (n > 16) return std::memcmp(c, p, n) == 0;
+  for (size_t i = 0; i < n; ++i)  // tails are short: a byte or two on average
+    if (c[i] != p[i]) return false;
+  return true;
+}
+
+int SuccinctSet::compare_tail(uint64_t v, std::span<const std::byte> rest) const {
+  if (syms_.empty()) return compare_bytes(tail_of(v), rest);
+  std::string t;
+  append_tail(v, t);
+  return compare_bytes(t, rest);
+}
+
+void SuccinctSet::append_tail(uint64_t v, std::string& out) const {
+  const std::string_view t = tail_of(v);
+  if (syms_.empty()) {
+    out += t;
+    return;
+  }
+  syms_.append(reinterpret_cast<const uint8_t*>(t.data()), t.size(), out);
 }
 
 // The position in [lab, lab + k) of byte c, or k. Sixteen labels at a time with SSE2
@@ -904,15 +1011,7 @@ template <bool Hw, bool WithChains>
   for (;; ++p) {
     // The labels of node v: the zeros from st up to the next one.
     const uint64_t k = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : louds_.next_one(st) - st;
-    if (k == 0) {  // no children: a leaf, maybe with a tail
-      const std::string_view t = tail_of_t<Hw>(v);
-      const size_t n = static_cast<size_t>(end - p);
-      if (t.size() != n) return false;
-      if (n > 16) return std::memcmp(t.data(), p, n) == 0;
-      for (size_t i = 0; i < n; ++i)  // tails are short: a byte or two on average
-        if (static_cast<uint8_t>(t[i]) != p[i]) return false;
-      return true;
-    }
+    if (k == 0) return tail_equals<Hw>(v, p, static_cast<size_t>(end - p));  // no children: a leaf, maybe with a tail
     if (p == end) return leaf_.get(v);
     if constexpr (WithChains) {
       // Node v may head a long chain: take all its labels at once. (A separate copy of
@@ -1075,10 +1174,7 @@ template <bool Hw, bool WithChains>
   auto step = [&](Lane& l) noexcept {
     uint64_t v = l.v;
     if (l.tail) {
-      const std::string_view t = tail_of_t<Hw>(v);
-      const size_t n = static_cast<size_t>(l.end - l.p);
-      const bool hit = t.size() == n && std::memcmp(t.data(), l.p, n) == 0;
-      found += out[l.idx] = hit;
+      found += out[l.idx] = tail_equals<Hw>(v, l.p, static_cast<size_t>(l.end - l.p));
       return true;
     }
     uint64_t after, st;
@@ -1237,7 +1333,7 @@ uint64_t SuccinctSet::rank_impl(std::span<const std::byte> key, bool* found) con
   for (size_t d = 0;; ++d) {
     const uint64_t k = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : louds_.next_one(st) - st;
     if (k == 0) {
-      const int cmp = compare_bytes(tail_of(v), key.subspan(d));
+      const int cmp = compare_tail(v, key.subspan(d));
       *found = cmp == 0;
       b = cmp < 0 ? v + 1 : v;
       break;
@@ -1328,7 +1424,7 @@ std::string SuccinctSet::key_at(uint64_t i) const {
   for (;;) {
     const uint64_t st = node_start(v);
     if (louds_.get(st)) {
-      key += tail_of(v);
+      append_tail(v, key);
       return key;
     }
     if (leaf_.get(v)) {
@@ -1356,14 +1452,14 @@ std::string SuccinctSet::key_at(uint64_t i) const {
 }
 
 SuccinctSet::SizeParts SuccinctSet::size_parts() const noexcept {
-  const Shape sh = shape_of(n_, nodes_, tail_bytes_);
+  const Shape sh = shape_of(n_, nodes_, tail_bytes_, tails_coded());
   SizeParts p;
   for (int i = 0; i < kVecCount; ++i) {
     p.bitmaps += 8 * sh.words[i];
     p.directories += 8 * sh.dir_words[i];
   }
   p.labels = pad8(sh.edges);
-  p.tails = pad8(tail_bytes_);
+  p.tails = pad8(tail_bytes_) + (tails_coded() ? detail::TailSymbols::kBytes : 0);
   p.load_tables = payload_bytes_ - sh.payload_bytes;
   return p;
 }
@@ -1392,7 +1488,7 @@ void SuccinctSet::Iterator::push_node(uint64_t v) {
 
 void SuccinctSet::Iterator::emit(uint64_t v) {
   key_.assign(path_);
-  if (stack_.back().next == stack_.back().end) key_ += set_->tail_of(v);
+  if (stack_.back().next == stack_.back().end) set_->append_tail(v, key_);
   done_ = false;
   if ((has_stop_ && std::string_view(key_) >= std::string_view(stop_)) ||
       (!prefix_.empty() && std::string_view(key_).substr(0, prefix_.size()) != prefix_)) {
@@ -1434,7 +1530,7 @@ void SuccinctSet::Iterator::seek(std::span<const std::byte> key) {
     Frame& f = stack_.back();
     const uint64_t v = f.node;
     if (f.next == f.end) {  // a leaf without children
-      if (compare_bytes(set_->tail_of(v), key.subspan(d)) >= 0) return emit(v);
+      if (set_->compare_tail(v, key.subspan(d)) >= 0) return emit(v);
       return advance();
     }
     if (d == key.size()) {

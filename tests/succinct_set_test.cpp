@@ -433,13 +433,17 @@ uint64_t expected_chains(std::vector<std::string> keys) {
 }
 
 // Checks the set as built, as loaded from bytes, and memory-mapped from a file, in
-// both tail modes.
+// every tail mode: raw tails, coded tails (a symbol table even for a few), none.
 void check_all_ways(const std::vector<std::string>& keys, size_t probes = 2000, uint64_t seed = 1) {
   const std::set<std::string> ref(keys.begin(), keys.end());
   test::TempDir dir;
-  for (bool tails : {true, false}) {
-    SCOPED_TRACE(tails ? "tails" : "plain");
-    const auto built = SuccinctSet::build(keys, {.tail_compression = tails});
+  using Coding = SuccinctSet::Options::TailCoding;
+  for (int mode = 0; mode < 3; ++mode) {
+    const bool tails = mode < 2;
+    SCOPED_TRACE(mode == 0 ? "raw tails" : mode == 1 ? "coded tails" : "plain");
+    const auto built =
+        SuccinctSet::build(keys, {.tail_compression = tails, .tail_coding = mode == 1 ? Coding::always : Coding::never});
+    EXPECT_EQ(built.tails_coded(), mode == 1 && built.tail_bytes() > 0);
     {
       SCOPED_TRACE("built");
       check_set(built, ref, probes, seed);
@@ -454,7 +458,7 @@ void check_all_ways(const std::vector<std::string>& keys, size_t probes = 2000, 
     }
     {
       SCOPED_TRACE("mapped");
-      const std::string path = dir.file(tails ? "t.amq" : "p.amq");
+      const std::string path = dir.file(mode == 0 ? "raw.amq" : mode == 1 ? "coded.amq" : "plain.amq");
       write_file_atomic(path, bytes);
       const auto mapped = SuccinctSet::open(path);
       EXPECT_TRUE(mapped.is_mapped());
@@ -622,7 +626,7 @@ TEST(SuccinctSet, CountsOfTheDeepLevels) {
   EXPECT_EQ(parts.labels + parts.bitmaps + parts.directories + parts.tails + parts.load_tables, s.size_in_bytes());
   const SuccinctSet::Layout lay = s.layout();
   EXPECT_EQ(parts.labels, (lay.labels.size() + 7) / 8 * 8);
-  EXPECT_EQ(parts.tails, (lay.tails.size() + 7) / 8 * 8);
+  EXPECT_EQ(parts.tails, (lay.tails.size() + 7) / 8 * 8 + (s.tails_coded() ? detail::TailSymbols::kBytes : 0));
   EXPECT_EQ(parts.bitmaps, 8 * ((lay.label_bitmap.size() + 63) / 64 + (lay.leaf_bitmap.size() + 63) / 64 +
                                 (lay.tail_bitmap.size() + 63) / 64));
   EXPECT_GT(parts.directories, 0u);
@@ -991,12 +995,14 @@ TEST(SuccinctSet, RejectsTruncatedAndWrongFiles) {
 
 // Changes inside a container whose checksum is then made right again, so only the
 // structural validation stands between the bytes and the queries.
-TEST(SuccinctSet, StructuralValidationCatchesEveryChange) {
+class StructuralValidation : public testing::TestWithParam<SuccinctSet::Options::TailCoding> {};
+
+TEST_P(StructuralValidation, CatchesEveryChange) {
   std::vector<std::string> keys = test::random_keys(300, 5, 6);
   keys.push_back("");
   keys.push_back("abc");
   keys.push_back("abcdef");
-  const auto bytes = SuccinctSet::build(keys).serialize();
+  const auto bytes = SuccinctSet::build(keys, {.tail_coding = GetParam()}).serialize();
   const Container c = parse_container(bytes);
   const std::vector<std::byte> params(c.params.begin(), c.params.end());
   const std::vector<std::byte> payload(c.payload.begin(), c.payload.end());
@@ -1030,6 +1036,119 @@ TEST(SuccinctSet, StructuralValidationCatchesEveryChange) {
   // bitmap, directory or count almost never is.
   EXPECT_GT(rejected, 0u);
   EXPECT_GT(accepted, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(SuccinctSet, StructuralValidation,
+                         testing::Values(SuccinctSet::Options::TailCoding::never,
+                                         SuccinctSet::Options::TailCoding::always),
+                         [](const auto& info) {
+                           return info.param == SuccinctSet::Options::TailCoding::never ? "RawTails" : "CodedTails";
+                         });
+
+std::vector<std::string> url_keys(size_t n, uint64_t seed) {
+  static const char* const hosts[] = {"www.example.com", "cdn.example.org", "static.assets.example.net"};
+  std::mt19937_64 rng(seed);
+  std::set<std::string> s;
+  while (s.size() < n) {
+    std::string k = std::string("https://") + hosts[rng() % 3] + "/";
+    for (size_t i = 0, m = 1 + rng() % 3; i < m; ++i) {
+      std::string w(3 + rng() % 8, 'a');
+      for (char& c : w) c = static_cast<char>('a' + rng() % 26);
+      k += (i ? "/" : "") + w;
+    }
+    s.insert(k + ".html");
+  }
+  return {s.begin(), s.end()};
+}
+
+// `automatic` codes the tails where that makes the set smaller: URLs, whose tails
+// share ".html" and common letter pairs, not a handful of keys (the table would
+// cost more than it saves). The file says which, and every query agrees.
+TEST(SuccinctSet, TailCodingWhereItPays) {
+  using Coding = SuccinctSet::Options::TailCoding;
+  const auto keys = url_keys(5000, 3);
+  const auto raw = SuccinctSet::build(keys, {.tail_coding = Coding::never});
+  const auto aut = SuccinctSet::build(keys);
+  ASSERT_FALSE(raw.tails_coded());
+  ASSERT_TRUE(aut.tails_coded());
+  EXPECT_EQ(aut.tail_count(), raw.tail_count());
+  EXPECT_LT(aut.tail_bytes() * 10, raw.tail_bytes() * 7);
+  EXPECT_LT(aut.size_in_bytes(), raw.size_in_bytes());
+  EXPECT_TRUE(SuccinctSet::load(aut.serialize()).tails_coded());
+  // Same keys, same file (the sample of tails is drawn with a fixed seed).
+  EXPECT_EQ(SuccinctSet::build(keys).serialize(), aut.serialize());
+  check_set(aut, std::set<std::string>(keys.begin(), keys.end()), 2000, 9);
+
+  const std::vector<std::string> few = {"apple", "apricot", "banana", "cherry"};
+  EXPECT_FALSE(SuccinctSet::build(few).tails_coded());
+  EXPECT_TRUE(SuccinctSet::build(few, {.tail_coding = Coding::always}).tails_coded());
+  // No tails, nothing to code.
+  EXPECT_FALSE(SuccinctSet::build(few, {.tail_compression = false, .tail_coding = Coding::always}).tails_coded());
+  EXPECT_FALSE(SuccinctSet::build(std::vector<std::string>{"a", "b"}, {.tail_coding = Coding::always}).tails_coded());
+}
+
+// A coded file whose table or codes are wrong is rejected, checksum fixed or not: the
+// escape with a length, a symbol longer than 8 bytes, a tail using an unused code or
+// ending in an escape, and a fourth params field other than 1.
+TEST(SuccinctSet, CodedTailsRejectBadTablesAndCodes) {
+  const auto keys = url_keys(300, 4);
+  const auto s = SuccinctSet::build(keys, {.tail_coding = SuccinctSet::Options::TailCoding::always});
+  ASSERT_TRUE(s.tails_coded());
+  const auto bytes = s.serialize();
+  const Container c = parse_container(bytes);
+  const std::vector<std::byte> params(c.params.begin(), c.params.end());
+  const std::vector<std::byte> payload(c.payload.begin(), c.payload.end());
+  ASSERT_EQ(params.size(), 32u);
+  ASSERT_NO_THROW(SuccinctSet::load(write_container(Kind::succinct, params, payload)));
+  const size_t table = payload.size() - detail::TailSymbols::kBytes;
+  const detail::TailSymbols syms(payload.data() + table);
+  uint8_t unused = 0;
+  while (unused < detail::TailSymbols::kCodes && syms.length(unused) != 0) ++unused;
+  // The tails as coded: the last one's last code, at the end of the tail area.
+  const std::string tails = s.layout().tails;
+  ASSERT_FALSE(tails.empty());
+  const std::string_view whole(reinterpret_cast<const char*>(payload.data()), payload.size());
+  const size_t tails_at = whole.rfind(tails, table);
+  ASSERT_NE(tails_at, std::string_view::npos);
+  const size_t last = tails_at + tails.size() - 1;
+  auto expect_corrupt = [&](const std::vector<std::byte>& p, const std::vector<std::byte>& q, const char* what) {
+    try {
+      SuccinctSet::load(write_container(Kind::succinct, p, q));
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::corrupt) << what << ": " << e.what();
+    }
+  };
+  {
+    auto q = payload;
+    q[table + detail::TailSymbols::kEscape] = std::byte{1};
+    expect_corrupt(params, q, "the escape with a length");
+  }
+  {
+    auto q = payload;
+    q[table] = std::byte{9};
+    expect_corrupt(params, q, "a symbol of 9 bytes");
+  }
+  if (unused < detail::TailSymbols::kCodes) {
+    auto q = payload;
+    q[last] = std::byte{unused};
+    expect_corrupt(params, q, "an unused code");
+  }
+  {
+    auto q = payload;
+    q[last] = std::byte{detail::TailSymbols::kEscape};
+    expect_corrupt(params, q, "a tail ending in an escape");
+  }
+  {
+    auto p = params;
+    p[24] = std::byte{2};
+    expect_corrupt(p, payload, "an unknown tail coding");
+  }
+  {
+    // Without the fourth field the same payload is a raw-tail file of the wrong size.
+    const std::vector<std::byte> p(params.begin(), params.begin() + 24);
+    expect_corrupt(p, payload, "coded payload, raw params");
+  }
 }
 
 // key_at() at every index, against the sorted keys (and the rest of check_set): sets

@@ -119,6 +119,7 @@
 #include <vector>
 
 #include "amq/detail/rank_select.hpp"
+#include "amq/detail/tail_symbols.hpp"
 #include "amq/hash.hpp"
 
 namespace amq {
@@ -127,6 +128,12 @@ struct SuccinctSetOptions {
   // Cut single-key subtrees into tails (smaller and usually faster). Off gives the
   // plain trie of the original design: one node per key byte.
   bool tail_compression = true;
+  // Code the tails with a symbol table learnt from them (amq/detail/tail_symbols.hpp:
+  // up to 255 symbols of 1-8 bytes, a byte each): `automatic` where that makes the
+  // set smaller (URLs and paths ~2x smaller tails, word lists ~1.2-1.4x), `always`
+  // wherever there are tails, `never` keeps them raw.
+  enum class TailCoding { automatic, always, never };
+  TailCoding tail_coding = TailCoding::automatic;
 };
 
 class SuccinctSet {
@@ -142,7 +149,7 @@ class SuccinctSet {
     std::string label_bitmap;  // a 0 per label, a 1 closing each node, level order
     std::string leaf_bitmap;   // per node: a key ends there
     std::string tail_bitmap;   // per node a 1, then a 0 per byte of its tail
-    std::string tails;         // the tails, concatenated in node order
+    std::string tails;         // the tails, concatenated in node order (as coded, if they are)
   };
 
   class Iterator;
@@ -216,6 +223,8 @@ class SuccinctSet {
   uint64_t node_count() const noexcept { return nodes_; }
   uint64_t tail_count() const noexcept { return tails_; }
   uint64_t tail_bytes() const noexcept { return tail_bytes_; }
+  // True if the tails are coded with a symbol table (tail_bytes() then counts codes).
+  bool tails_coded() const noexcept { return !syms_.empty(); }
   // Long chains of one-label nodes that contains() takes in one compare (0: no table).
   uint64_t chain_count() const noexcept { return chain_count_; }
   // size_in_bytes() by part: the file's labels, bitmaps (label, leaf, tail), their
@@ -288,6 +297,12 @@ class SuccinctSet {
   std::string_view tail_of(uint64_t v) const noexcept { return tail_of_t<detail::kHwPopcount>(v); }
   template <bool Hw>
   [[gnu::always_inline]] std::string_view tail_of_t(uint64_t v) const noexcept;
+  // Whether leaf v's tail spells [p, p + n) (coded or not).
+  template <bool Hw>
+  [[gnu::always_inline]] bool tail_equals(uint64_t v, const uint8_t* p, size_t n) const noexcept;
+  // Leaf v's tail compared with `rest`, as std::string_view::compare; appended to out.
+  int compare_tail(uint64_t v, std::span<const std::byte> rest) const;
+  void append_tail(uint64_t v, std::string& out) const;
   [[gnu::always_inline]] void tail_select_start(uint64_t v, uint64_t& sp, uint64_t& rem) const noexcept;
   [[gnu::always_inline]] uint64_t fetch_children(uint64_t cs, uint64_t& csi, uint64_t& csp) const noexcept;
   [[gnu::always_inline]] void select_start(uint64_t v, uint64_t csi, uint64_t csp, uint64_t& sp,
@@ -360,6 +375,7 @@ class SuccinctSet {
   TailBits tail_map_;
   const uint8_t* labels_ = nullptr;
   const uint8_t* tail_ = nullptr;
+  detail::TailSymbols syms_;  // the tails' symbol table (empty: raw tails)
   const uint8_t* labels_end_ = nullptr;
   std::shared_ptr<const std::vector<uint16_t>> top_;  // node_start(v) for v < top_nodes_
   const uint16_t* top_starts_ = nullptr;

@@ -1,0 +1,146 @@
+// The symbol table of amq/detail/tail_symbols.hpp: learning one, coding with it.
+#include "amq/detail/tail_symbols.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <utility>
+
+namespace amq::detail {
+
+bool TailSymbols::valid(const std::byte* at) noexcept {
+  const auto* len = reinterpret_cast<const uint8_t*>(at);
+  if (len[kEscape] != 0) return false;
+  for (size_t c = 0; c < kCodes; ++c) {
+    if (len[c] > 8) return false;
+    uint64_t w;
+    std::memcpy(&w, at + 256 + 8 * c, 8);
+    if (len[c] < 8 && (w >> (8 * len[c])) != 0) return false;
+  }
+  return true;
+}
+
+TailEncoder::TailEncoder(const std::byte* table) : t_(table) {
+  std::array<std::vector<uint8_t>, 256> by;
+  for (size_t c = 0; c < TailSymbols::kCodes; ++c)
+    if (t_.length(static_cast<uint8_t>(c)) > 0) by[t_.symbol(static_cast<uint8_t>(c)) & 0xff].push_back(static_cast<uint8_t>(c));
+  for (size_t b = 0; b < 256; ++b) {
+    std::stable_sort(by[b].begin(), by[b].end(), [&](uint8_t x, uint8_t y) { return t_.length(x) > t_.length(y); });
+    first_[b] = static_cast<uint16_t>(by_first_.size());
+    by_first_.insert(by_first_.end(), by[b].begin(), by[b].end());
+  }
+  first_[256] = static_cast<uint16_t>(by_first_.size());
+}
+
+TailEncoder::Match TailEncoder::match(std::string_view s) const noexcept {
+  const auto b = static_cast<uint8_t>(s[0]);
+  for (uint16_t i = first_[b]; i < first_[b + 1]; ++i) {
+    const uint8_t c = by_first_[i], l = t_.length(c);
+    if (l > s.size()) continue;
+    uint64_t x = 0;
+    std::memcpy(&x, s.data(), l);
+    if (x == t_.symbol(c)) return {c, l};
+  }
+  return {0, 0};
+}
+
+size_t TailEncoder::size(std::string_view s) const noexcept {
+  size_t n = 0;
+  while (!s.empty()) {
+    const Match m = match(s);
+    n += m.len ? 1 : 2;
+    s.remove_prefix(m.len ? m.len : 1);
+  }
+  return n;
+}
+
+uint8_t* TailEncoder::encode(std::string_view s, uint8_t* out) const noexcept {
+  while (!s.empty()) {
+    const Match m = match(s);
+    if (m.len) {
+      *out++ = m.code;
+      s.remove_prefix(m.len);
+    } else {
+      *out++ = TailSymbols::kEscape;
+      *out++ = static_cast<uint8_t>(s[0]);
+      s.remove_prefix(1);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// A symbol's bytes as a little-endian word and its length.
+using Sym = std::pair<uint64_t, uint8_t>;
+
+void write_table(const std::vector<Sym>& syms, std::byte* out) {
+  std::memset(out, 0, TailSymbols::kBytes);
+  for (size_t c = 0; c < syms.size() && c < TailSymbols::kCodes; ++c) {
+    out[c] = static_cast<std::byte>(syms[c].second);
+    std::memcpy(out + 256 + 8 * c, &syms[c].first, 8);
+  }
+}
+
+}  // namespace
+
+// Each round codes the sample with the table so far, counting every token (a symbol,
+// or an escaped byte) and every pair of tokens in a row; the next table keeps the 255
+// candidates (the tokens and the pairs joined, cut to 8 bytes) that covered the most
+// bytes (count times length).
+void TailSymbols::train(std::span<const std::string_view> sample, std::byte* out) {
+  constexpr size_t kTokens = 512;  // codes 0..254 (255 unused), then 256 + byte
+  std::vector<Sym> syms;
+  std::vector<uint32_t> count1(kTokens), count2(kTokens * kTokens);
+  std::vector<uint16_t> tokens;
+  for (int round = 0; round < 5; ++round) {
+    write_table(syms, out);
+    const TailEncoder enc(out);
+    const TailSymbols t(out);
+    std::fill(count1.begin(), count1.end(), 0);
+    std::fill(count2.begin(), count2.end(), 0);
+    for (std::string_view s : sample) {
+      tokens.clear();
+      while (!s.empty()) {
+        const TailEncoder::Match m = enc.match(s);
+        tokens.push_back(m.len ? m.code : static_cast<uint16_t>(256 + static_cast<uint8_t>(s[0])));
+        s.remove_prefix(m.len ? m.len : 1);
+      }
+      for (size_t i = 0; i < tokens.size(); ++i) {
+        ++count1[tokens[i]];
+        if (i > 0) ++count2[tokens[i - 1] * kTokens + tokens[i]];
+      }
+    }
+    auto sym_of = [&](uint16_t tok) -> Sym {
+      if (tok >= 256) return {tok - 256u, 1};
+      return {t.symbol(static_cast<uint8_t>(tok)), t.length(static_cast<uint8_t>(tok))};
+    };
+    std::map<Sym, uint64_t> gain;
+    for (uint16_t a = 0; a < kTokens; ++a) {
+      if (count1[a] == 0) continue;
+      const Sym x = sym_of(a);
+      gain[x] += uint64_t{count1[a]} * x.second;
+      if (x.second == 8) continue;  // a pair would be cut back to x
+      for (uint16_t b = 0; b < kTokens; ++b) {
+        const uint32_t n = count2[a * kTokens + b];
+        if (n == 0) continue;
+        const Sym y = sym_of(b);
+        const uint8_t l = static_cast<uint8_t>(std::min(8, x.second + y.second));
+        uint64_t w = x.first | (y.first << (8 * x.second));
+        if (l < 8) w &= (uint64_t{1} << (8 * l)) - 1;
+        gain[{w, l}] += uint64_t{n} * l;
+      }
+    }
+    std::vector<std::pair<uint64_t, Sym>> ranked;
+    ranked.reserve(gain.size());
+    for (const auto& [s, g] : gain) ranked.emplace_back(g, s);
+    const size_t keep = std::min(ranked.size(), kCodes);
+    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end(),
+                      [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
+    syms.clear();
+    for (size_t i = 0; i < keep; ++i) syms.push_back(ranked[i].second);
+  }
+  write_table(syms, out);
+}
+
+}  // namespace amq::detail
