@@ -17,6 +17,7 @@ class AnySuccinct final : public SetAdapter<SuccinctSet, Kind::succinct> {
     i.params = {{"nodes", std::to_string(s_.node_count())},
                 {"tails", std::to_string(s_.tail_count())},
                 {"tail_bytes", std::to_string(s_.tail_bytes())},
+                {"tail_coding", s_.tails_coded() ? "symbols" : "raw"},
                 {"memory_bytes", std::to_string(s_.size_in_bytes())},
                 {"labels_bytes", std::to_string(parts.labels)},
                 {"bitmap_bytes", std::to_string(parts.bitmaps)},

@@ -1263,6 +1263,7 @@ TEST(SuccinctSetCli, BuildQueryInfoList) {
   EXPECT_NE(r.out.find("\"load_table_bytes\":\"" + std::to_string(s.size_parts().load_tables) + "\""),
             std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("\"tail_coding\":\"raw\""), std::string::npos) << r.out;  // too few tails to pay
   // A file is memory-mapped (open_set), a pipe read and copied; both answer alike.
   EXPECT_NE(r.out.find("\"mapped\":\"yes\""), std::string::npos) << r.out;
   r = test::run("cat '" + f + "' | " + amq + " info --json /dev/stdin");
@@ -1289,6 +1290,26 @@ TEST(SuccinctSetCli, BuildQueryInfoList) {
   EXPECT_EQ(r.out, "");
   r = test::run(amq + " list --key-type hex '" + f + "' --prefix 6669");  // "fi"
   EXPECT_EQ(r.out, "666967\n");
+}
+
+// URLs from the shell: the build codes their tails, and list, query and info say so
+// and give the keys back.
+TEST(SuccinctSetCli, CodedTailsFromTheShell) {
+  test::TempDir dir;
+  const std::string f = dir.file("u.amq");
+  const std::string amq = "'" + test::cli() + "'";
+  const auto keys = url_keys(3000, 8);
+  std::string in, sorted;
+  for (const auto& k : keys) sorted += k + "\n";
+  for (auto it = keys.rbegin(); it != keys.rend(); ++it) in += *it + "\n";
+  auto r = test::run(amq + " build -t succinct -o '" + f + "'", in);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = test::run(amq + " info --json '" + f + "'");
+  EXPECT_NE(r.out.find("\"tail_coding\":\"symbols\""), std::string::npos) << r.out;
+  r = test::run(amq + " list '" + f + "'");
+  EXPECT_EQ(r.out, sorted);
+  r = test::run(amq + " query -c '" + f + "'", in + "https://www.example.com/abc.htm\n");
+  EXPECT_EQ(r.out, std::to_string(keys.size()) + "\n");
 }
 
 TEST(SuccinctSetCli, ListRejectsOtherAndBrokenFiles) {

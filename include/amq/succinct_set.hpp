@@ -9,6 +9,13 @@
 //  * Tail compression: a subtree holding a single key is cut at its top node and the
 //    rest of the key is kept as a byte string ("tail") in a tail area, so the long
 //    single-child chains of real key sets cost about 9 bits a byte instead of ~11.
+//    Where it makes the set smaller, the tails are coded with a symbol table learnt
+//    from them at build time (up to 255 symbols of 1-8 bytes, one byte each, and an
+//    escape for other bytes; amq/detail/tail_symbols.hpp): synthetic URLs' tails
+//    shrink to ~43%, synthetic paths' to ~55%, word lists' to 70-83% (the sets:
+//    2.59 -> 1.26 MB, 8.79 -> 5.88 MB, american-english 39.96% -> 38.99% of the key
+//    bytes). A coded tail is compared by decoding it a word a symbol; contains() on
+//    the word lists costs ~0-3% more.
 //  * Lexicographic ranks: index_of(key) is the key's position in sorted order and
 //    key_at(i) its inverse, computed from the level-order layout (each trie level
 //    is itself in sorted order), so the set is also an order-preserving, minimal
