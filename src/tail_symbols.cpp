@@ -20,27 +20,45 @@ bool TailSymbols::valid(const std::byte* at) noexcept {
   return true;
 }
 
-TailEncoder::TailEncoder(const std::byte* table) : t_(table) {
-  std::array<std::vector<uint8_t>, 256> by;
-  for (size_t c = 0; c < TailSymbols::kCodes; ++c)
-    if (t_.length(static_cast<uint8_t>(c)) > 0) by[t_.symbol(static_cast<uint8_t>(c)) & 0xff].push_back(static_cast<uint8_t>(c));
-  for (size_t b = 0; b < 256; ++b) {
-    std::stable_sort(by[b].begin(), by[b].end(), [&](uint8_t x, uint8_t y) { return t_.length(x) > t_.length(y); });
-    first_[b] = static_cast<uint16_t>(by_first_.size());
-    by_first_.insert(by_first_.end(), by[b].begin(), by[b].end());
+TailEncoder::TailEncoder(const std::byte* table) : t_(table), first2_(65537) {
+  std::vector<std::vector<uint8_t>> by(65536);
+  single_.fill(-1);
+  for (size_t c = 0; c < TailSymbols::kCodes; ++c) {
+    const auto code = static_cast<uint8_t>(c);
+    const uint8_t l = t_.length(code);
+    if (l == 1) single_[t_.symbol(code) & 0xff] = static_cast<int16_t>(c);
+    if (l >= 2) by[t_.symbol(code) & 0xffff].push_back(code);
   }
-  first_[256] = static_cast<uint16_t>(by_first_.size());
+  for (size_t k = 0; k < 65536; ++k) {
+    std::stable_sort(by[k].begin(), by[k].end(), [&](uint8_t x, uint8_t y) { return t_.length(x) > t_.length(y); });
+    first2_[k] = static_cast<uint32_t>(by_first2_.size());
+    by_first2_.insert(by_first2_.end(), by[k].begin(), by[k].end());
+  }
+  first2_[65536] = static_cast<uint32_t>(by_first2_.size());
 }
 
 TailEncoder::Match TailEncoder::match(std::string_view s) const noexcept {
-  const auto b = static_cast<uint8_t>(s[0]);
-  for (uint16_t i = first_[b]; i < first_[b + 1]; ++i) {
-    const uint8_t c = by_first_[i], l = t_.length(c);
-    if (l > s.size()) continue;
-    uint64_t x = 0;
-    std::memcpy(&x, s.data(), l);
-    if (x == t_.symbol(c)) return {c, l};
+  // s's first (up to) 8 bytes once; each candidate of two bytes or more that starts
+  // with s's first two is then a masked compare, longest first; else the one-byte
+  // symbol of its first byte, if any.
+  uint64_t x = 0;
+  const size_t have = std::min<size_t>(s.size(), 8);
+  if (have == 8) {
+    std::memcpy(&x, s.data(), 8);
+  } else {
+    for (size_t i = 0; i < have; ++i) x |= uint64_t{static_cast<uint8_t>(s[i])} << (8 * i);
   }
+  if (have >= 2) {
+    const size_t k = x & 0xffff;
+    for (uint32_t i = first2_[k]; i < first2_[k + 1]; ++i) {
+      const uint8_t c = by_first2_[i], l = t_.length(c);
+      if (l > have) continue;
+      const uint64_t mask = l == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * l)) - 1;
+      if ((x & mask) == t_.symbol(c)) return {c, l};
+    }
+  }
+  const int16_t c = single_[x & 0xff];
+  if (c >= 0) return {static_cast<uint8_t>(c), 1};
   return {0, 0};
 }
 

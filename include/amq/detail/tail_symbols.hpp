@@ -12,6 +12,7 @@
 // up, zero past its length: kBytes in all, a multiple of 8.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -136,9 +137,12 @@ class TailEncoder {
 
  private:
   TailSymbols t_;
-  // Codes by first byte, longest first: by_first_[first_[b] .. first_[b + 1]).
-  std::vector<uint8_t> by_first_;
-  uint16_t first_[257] = {};
+  // The codes of two bytes or more by their first two (little-endian), longest
+  // first: by_first2_[first2_[k] .. first2_[k + 1]); the one-byte code of each byte
+  // (-1: none).
+  std::vector<uint32_t> first2_;
+  std::vector<uint8_t> by_first2_;
+  std::array<int16_t, 256> single_{};
 };
 
 }  // namespace amq::detail
