@@ -456,6 +456,10 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   // Tail bitmap bits per node, 16.16 fixed point (capped: it only aims prefetches).
   s.tail_ratio_ = s.tail_bytes_ / s.nodes_ >= 63 ? uint64_t{64} << 16 : ((s.nodes_ + s.tail_bytes_) << 16) / s.nodes_;
   s.validate_trie();
+  // contains() fetches the likely tail once this few key bytes are left: for coded
+  // tails, about what they decode to (a coded tail is read even when an absent
+  // key's rest is longer; a raw one is then ruled out by its length).
+  if (coded && s.tails_ > 0) s.tail_reach_ = std::clamp<uint64_t>(2 * s.tail_bytes_ / s.tails_ + 2, 4, 32);
   // Level starts: the walk of the leftmost boundary, for rank().
   s.levels_ = 0;
   s.level_leaf_sum_ = 0;
@@ -1053,7 +1057,7 @@ template <bool Hw, bool WithChains>
         const uint64_t gsp = louds_.sample(gl);
         detail::prefetch_guess(louds_.words(), 8 * (gsp >> 6));
         detail::prefetch_guess(labels_, label_guess(gl, gsp));
-        if (end - p <= 4) {
+        if (static_cast<uint64_t>(end - p) <= tail_reach_) {
           // The key is nearly spent: the lookup likely ends at such a node's tail.
           const uint64_t tv = gl + 1, tg = tail_map_.sample(tv) + (((tv & kTailSampleMask) * tail_ratio_) >> 16);
           detail::prefetch_guess(tail_map_.words(), 8 * (tg >> 6));

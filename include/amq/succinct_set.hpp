@@ -379,6 +379,7 @@ class SuccinctSet {
   uint64_t n_ = 0, nodes_ = 1, tails_ = 0, tail_bytes_ = 0;
   uint64_t levels_ = 1, level_leaf_sum_ = 0;
   uint64_t tail_ratio_ = 0;  // (nodes + tail bytes) / nodes in 16.16: where a node's tail lies
+  uint64_t tail_reach_ = 4;  // contains() prefetches the likely tail when this few key bytes are left
   size_t payload_bytes_ = 0;
   LoudsBits louds_;
   Bits leaf_;
