@@ -15,10 +15,10 @@
 //    shrink to ~43%, synthetic paths' to ~55%, word lists' to 70-83% (the sets:
 //    2.59 -> 1.26 MB, 8.79 -> 5.88 MB, american-english 39.96% -> 38.99% of the key
 //    bytes; URLs now 18.2% against marisa-trie's 18.8%). A coded tail is compared
-//    by decoding it a word a symbol: contains() costs ~0-3% more on the word lists,
-//    5% less on the URLs (half the set), but 11-23% more on the 9 MB path set, where
-//    an absent key's tail can no longer be ruled out by its length alone, before
-//    its bytes are read (TailCoding::never keeps that).
+//    by decoding it a word a symbol: contains() costs ~0-3% more on the word lists
+//    and 3-11% less on the URL and path sets (smaller sets; their likely tail is
+//    fetched from about as many key bytes before the end as it decodes to, since an
+//    absent key's coded tail is read where a raw one is ruled out by its length).
 //  * Lexicographic ranks: index_of(key) is the key's position in sorted order and
 //    key_at(i) its inverse, computed from the level-order layout (each trie level
 //    is itself in sorted order), so the set is also an order-preserving, minimal
