@@ -84,6 +84,7 @@ std::vector<std::string> extra_option_names(Kind kind) {
     case Kind::cuckoo: return {"fingerprint-bits", "bucket-size"};
     case Kind::scalable_cuckoo: return {"fingerprint-bits", "bucket-size", "growth"};
     case Kind::gcs: return {"siphash-key", "golomb-p", "golomb-m"};
+    case Kind::succinct: return {"tail-coding"};
     default: return {};
   }
 }

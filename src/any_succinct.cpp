@@ -36,7 +36,15 @@ class AnySuccinct final : public SetAdapter<SuccinctSet, Kind::succinct> {
 
 std::unique_ptr<AnySet> build_succinct(const BuildOptions& o, std::span<const Bytes> keys) {
   require_format(o, {"amq"}, Kind::succinct);
-  return std::make_unique<AnySuccinct>(SuccinctSet::build(keys));
+  SuccinctSet::Options options;
+  if (const auto it = o.extra.find("tail-coding"); it != o.extra.end()) {
+    using Coding = SuccinctSet::Options::TailCoding;
+    if (it->second == "auto") options.tail_coding = Coding::automatic;
+    else if (it->second == "always") options.tail_coding = Coding::always;
+    else if (it->second == "never") options.tail_coding = Coding::never;
+    else throw Error(Errc::invalid_argument, "--tail-coding must be auto, always or never, not '" + it->second + "'");
+  }
+  return std::make_unique<AnySuccinct>(SuccinctSet::build(keys, options));
 }
 
 std::unique_ptr<AnySet> load_succinct(std::span<const std::byte> file) {

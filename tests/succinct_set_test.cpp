@@ -894,7 +894,9 @@ TEST(SuccinctSet, BeyondFourGiBOfKeyBytes) {
   }
   std::vector<std::string_view> sorted(kKeys);
   for (size_t i = 0; i < kKeys; ++i) sorted[i] = std::string_view(arena.data() + i * kLen, kLen);
-  std::optional<SuccinctSet> built = SuccinctSet::build(sorted);  // in generation order
+  // In generation order. Raw tails: coded, these random letters' tails would shrink
+  // below the 4 GiB that this test is about (positions past 2^32 in the tail area).
+  std::optional<SuccinctSet> built = SuccinctSet::build(sorted, {.tail_coding = SuccinctSet::Options::TailCoding::never});
   const SuccinctSet& s = *built;
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -1310,6 +1312,20 @@ TEST(SuccinctSetCli, CodedTailsFromTheShell) {
   EXPECT_EQ(r.out, sorted);
   r = test::run(amq + " query -c '" + f + "'", in + "https://www.example.com/abc.htm\n");
   EXPECT_EQ(r.out, std::to_string(keys.size()) + "\n");
+  // --tail-coding overrides the choice; the same keys come back either way.
+  r = test::run(amq + " build -t succinct --tail-coding never -o '" + f + "'", in);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(test::run(amq + " info --json '" + f + "'").out.find("\"tail_coding\":\"raw\""), std::string::npos);
+  EXPECT_EQ(test::run(amq + " list '" + f + "'").out, sorted);
+  r = test::run(amq + " build -t succinct --tail-coding always -o '" + f + "'", "apple\nbanana\ncherry\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(test::run(amq + " info --json '" + f + "'").out.find("\"tail_coding\":\"symbols\""), std::string::npos);
+  EXPECT_EQ(test::run(amq + " list '" + f + "'").out, "apple\nbanana\ncherry\n");
+  r = test::run(amq + " build -t succinct --tail-coding sometimes -o '" + dir.file("x.amq") + "'", "a\n");
+  EXPECT_EQ(r.status, 2);
+  r = test::run(amq + " build -t bloom --tail-coding never -o '" + dir.file("y.amq") + "'", "a\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("does not apply"), std::string::npos) << r.err;
 }
 
 TEST(SuccinctSetCli, ListRejectsOtherAndBrokenFiles) {

@@ -95,6 +95,7 @@ void add_build(CLI::App& app, int& status) {
     bool parquet = false;
     double growth = 0, tightening = 0;
     uint32_t fingerprint_bits = 0, bucket_size = 0;
+    std::string tail_coding;
     RedisTarget redis;
     Bip158Opts bip158;
   };
@@ -117,11 +118,15 @@ void add_build(CLI::App& app, int& status) {
   auto* fbits = cmd->add_option("--fingerprint-bits", o->fingerprint_bits,
                                 "cuckoo kinds: fingerprint bits f, 4..32 (default: from --fpp)");
   auto* bsize = cmd->add_option("--bucket-size", o->bucket_size, "cuckoo kinds: slots per bucket, 2, 4 or 8");
+  auto* tcode = cmd->add_option("--tail-coding", o->tail_coding,
+                                "succinct: code the tails with a symbol table learnt from them: auto (where that "
+                                "makes the set smaller; the default), always, never")
+                    ->check(CLI::IsMember({"auto", "always", "never"}));
   o->bip158.add(*cmd);
   cmd->add_option("files", o->files, "key files (default: stdin)");
   cmd->add_option("--redis", o->redis.url, "add to a shared scalable-bloom in Redis: redis://[user:password@]host:port[/db]");
   cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
-  cmd->callback([o, cap, growth, tight, fbits, bsize, cmd, &status] {
+  cmd->callback([o, cap, growth, tight, fbits, bsize, tcode, cmd, &status] {
     if (!o->redis.url.empty() || !o->redis.name.empty()) {
       RedisBuildOptions r{o->kind, o->format, o->out, {}, {}, {}, {}, {}};
       if (*cap) r.capacity = o->capacity;
@@ -143,6 +148,7 @@ void add_build(CLI::App& app, int& status) {
     if (*tight) opt.extra["tightening"] = std::to_string(o->tightening);
     if (*fbits) opt.extra["fingerprint-bits"] = std::to_string(o->fingerprint_bits);
     if (*bsize) opt.extra["bucket-size"] = std::to_string(o->bucket_size);
+    if (*tcode) opt.extra["tail-coding"] = o->tail_coding;
     o->bip158.put(opt.extra);
     const KeyList keys = read_keys({}, o->files, o->key_type, true);
     const auto views = keys.views();
