@@ -318,9 +318,10 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   // Built in two passes over the trie: one counts its nodes and tail bytes, which fix
-  // every size in the file; the other writes the bitmaps, labels and tails straight into
-  // the set's own memory. Peak memory is the keys and the set: a tails string, bit
-  // vectors and a file image beside it had made a tail-heavy build peak at ~3x the set.
+  // every size in the file (a third sizes the tails once coded, when that is weighed);
+  // the other writes the bitmaps, labels and tails straight into the set's own memory.
+  // Peak memory is the keys and the set: a tails string, bit vectors and a file image
+  // beside it had made a tail-heavy build peak at ~3x the set.
   using Coding = Options::TailCoding;
   std::vector<std::string_view> sample;
   TrieCount count;

@@ -21,20 +21,21 @@ bool TailSymbols::valid(const std::byte* at) noexcept {
 }
 
 TailEncoder::TailEncoder(const std::byte* table) : t_(table), first2_(65537) {
-  std::vector<std::vector<uint8_t>> by(65536);
   single_.fill(-1);
   for (size_t c = 0; c < TailSymbols::kCodes; ++c) {
     const auto code = static_cast<uint8_t>(c);
     const uint8_t l = t_.length(code);
     if (l == 1) single_[t_.symbol(code) & 0xff] = static_cast<int16_t>(c);
-    if (l >= 2) by[t_.symbol(code) & 0xffff].push_back(code);
+    if (l >= 2) by_first2_.push_back(code);
   }
-  for (size_t k = 0; k < 65536; ++k) {
-    std::stable_sort(by[k].begin(), by[k].end(), [&](uint8_t x, uint8_t y) { return t_.length(x) > t_.length(y); });
-    first2_[k] = static_cast<uint32_t>(by_first2_.size());
-    by_first2_.insert(by_first2_.end(), by[k].begin(), by[k].end());
-  }
-  first2_[65536] = static_cast<uint32_t>(by_first2_.size());
+  // By first two bytes, then longest first; first2_[k]: the codes whose two bytes are
+  // below k.
+  auto key = [&](uint8_t c) { return t_.symbol(c) & 0xffff; };
+  std::sort(by_first2_.begin(), by_first2_.end(), [&](uint8_t x, uint8_t y) {
+    return key(x) != key(y) ? key(x) < key(y) : t_.length(x) > t_.length(y);
+  });
+  for (uint8_t c : by_first2_) ++first2_[key(c) + 1];
+  for (size_t k = 1; k <= 65536; ++k) first2_[k] += first2_[k - 1];
 }
 
 TailEncoder::Match TailEncoder::match(std::string_view s) const noexcept {
