@@ -129,7 +129,7 @@ class TailEncoder {
   // Writes s's codes at out; returns the end.
   uint8_t* encode(std::string_view s, uint8_t* out) const noexcept;
 
- // The longest symbol that s (not empty) starts with (length 0: none).
+  // The longest symbol that s (not empty) starts with (length 0: none).
   struct Match {
     uint8_t code, len;
   };
