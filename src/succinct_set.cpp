@@ -64,13 +64,6 @@ constexpr uint64_t kNoSample = ~uint64_t{0};  // select_start's csi when no samp
 constexpr uint64_t kTailSampleMask = (uint64_t{1} << TailBits::kSampleShift) - 1;
 constexpr uint64_t kTailsCoded = 1;  // params' fourth field: the tails are coded (TailSymbols)
 
-constexpr uint64_t mix64(uint64_t x) {  // splitmix64's finalizer
-  x += 0x9e3779b97f4a7c15;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111eb;
-  return x ^ (x >> 31);
-}
-
 uint64_t directory_words(int vec, uint64_t bits, uint64_t ones) {
   if (vec == kLeaf) return LeafBits::shape(bits, ones, false).directory_words();
   return vec == kLouds ? LoudsBits::directory_words(ones) : TailBits::directory_words(ones);
@@ -252,7 +245,7 @@ struct TrieCount {
     if (++tails <= kSampleTails) {
       sample->push_back(rest);
     } else {  // reservoir sampling, with a fixed seed: the same keys build the same file
-      const uint64_t j = mix64(rng++) % tails;
+      const uint64_t j = detail::splitmix64(rng++) % tails;
       if (j < kSampleTails) (*sample)[j] = rest;
     }
   }
@@ -335,13 +328,17 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
   alignas(8) std::byte table[kTable];
   std::optional<detail::TailEncoder> enc;
   uint64_t tail_bytes = count.tail_bytes;
-  if (!sample.empty() &&
-      (options.tail_coding == Coding::always || 9 * (count.tail_bytes - count.tail_bytes / 8) > 8 * kTable)) {
+  // Whether tails of `raw` bytes coded in `coded` pay for the table (always, when
+  // asked to).
+  auto pays = [&](uint64_t raw, uint64_t coded) {
+    return options.tail_coding == Coding::always || (coded < raw && 9 * (raw - coded) > 8 * kTable);
+  };
+  if (!sample.empty() && pays(count.tail_bytes, count.tail_bytes / 8)) {
     detail::TailSymbols::train(sample, table);
     enc.emplace(table);
     TrieCodedCount coded{&*enc};
     walk_trie(keys, true, coded);
-    if (options.tail_coding == Coding::always || 9 * (count.tail_bytes - coded.tail_bytes) > 8 * kTable)
+    if (pays(count.tail_bytes, coded.tail_bytes))
       tail_bytes = coded.tail_bytes;
     else
       enc.reset();
@@ -874,11 +871,7 @@ template <bool Hw>
   const auto* c = reinterpret_cast<const uint8_t*>(t.data());
   if (!syms_.empty()) [[unlikely]]
     return syms_.equals(c, t.size(), p, n);
-  if (t.size() != n) return false;
-  if (n > 16) return std::memcmp(c, p, n) == 0;
-  for (size_t i = 0; i < n; ++i)  // tails are short: a byte or two on average
-    if (c[i] != p[i]) return false;
-  return true;
+  return t.size() == n && detail::short_bytes_equal(c, p, n);  // tails are short: a byte or two on average
 }
 
 int SuccinctSet::compare_tail(uint64_t v, std::span<const std::byte> rest) const {

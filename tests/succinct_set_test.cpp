@@ -1081,6 +1081,22 @@ TEST(SuccinctSet, TailCodingWhereItPays) {
   EXPECT_EQ(SuccinctSet::build(keys).serialize(), aut.serialize());
   check_set(aut, std::set<std::string>(keys.begin(), keys.end()), 2000, 9);
 
+  // Random bytes: every byte value about as common, no pairs to learn, so coding
+  // makes the tails longer (the escaped bytes) and automatic keeps them raw.
+  std::vector<std::string> noise;
+  std::mt19937_64 rng(13);
+  for (int i = 0; i < 3000; ++i) {
+    std::string k(24, '\0');
+    for (char& c : k) c = static_cast<char>(rng());
+    noise.push_back(k);
+  }
+  const auto forced = SuccinctSet::build(noise, {.tail_coding = Coding::always});
+  const auto raw_noise = SuccinctSet::build(noise, {.tail_coding = Coding::never});
+  ASSERT_TRUE(forced.tails_coded());
+  ASSERT_GT(forced.tail_bytes(), raw_noise.tail_bytes());
+  EXPECT_FALSE(SuccinctSet::build(noise).tails_coded());
+  EXPECT_EQ(SuccinctSet::build(noise).size_in_bytes(), raw_noise.size_in_bytes());
+
   const std::vector<std::string> few = {"apple", "apricot", "banana", "cherry"};
   EXPECT_FALSE(SuccinctSet::build(few).tails_coded());
   EXPECT_TRUE(SuccinctSet::build(few, {.tail_coding = Coding::always}).tails_coded());

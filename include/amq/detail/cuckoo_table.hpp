@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "amq/detail/fastmod.hpp"
+#include "amq/hash.hpp"
 #include "amq/detail/huge_pages.hpp"
 
 namespace amq::detail {
@@ -134,12 +135,7 @@ class CuckooTable {
     const uint64_t d = H - i;
     return H < i ? d + m_ : d;
   }
-  static uint64_t splitmix(uint64_t x) noexcept {
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-  }
+  static uint64_t splitmix(uint64_t x) noexcept { return splitmix64(x); }
 
   // Slot access (any geometry).
   uint32_t get(uint64_t bucket, uint32_t slot) const noexcept {

@@ -23,6 +23,15 @@
 
 namespace amq::detail {
 
+// Whether [a, a + n) and [b, b + n) hold the same bytes: a byte loop for the short
+// strings tails mostly are (a memcmp call costs more there), memcmp past 16 bytes.
+[[gnu::always_inline]] inline bool short_bytes_equal(const uint8_t* a, const uint8_t* b, size_t n) noexcept {
+  if (n > 16) return std::memcmp(a, b, n) == 0;
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 class TailSymbols {
  public:
   static constexpr size_t kCodes = 255;  // symbol codes 0..254
@@ -74,11 +83,7 @@ class TailSymbols {
         std::memcpy(buf + o, sym_ + code, 8);
         o += len_[code];
       }
-      if (o != m) return false;
-      if (m > 16) return std::memcmp(buf, p, m) == 0;
-      for (size_t i = 0; i < m; ++i)
-        if (buf[i] != p[i]) return false;
-      return true;
+      return o == m && short_bytes_equal(buf, p, m);
     }
     size_t at = 0;
     for (size_t i = 0; i < n; ++i) {
