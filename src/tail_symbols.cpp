@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
+#include <string>
 #include <utility>
 
 namespace amq::detail {
@@ -26,16 +26,16 @@ TailEncoder::TailEncoder(const std::byte* table) : t_(table), first2_(65537) {
     const auto code = static_cast<uint8_t>(c);
     const uint8_t l = t_.length(code);
     if (l == 1) single_[t_.symbol(code) & 0xff] = static_cast<int16_t>(c);
-    if (l >= 2) by_first2_.push_back(code);
+    if (l >= 2) by_first2_.push_back({t_.symbol(code), l, code});
   }
-  // By first two bytes, then longest first; first2_[k]: the codes whose two bytes are
-  // below k.
-  auto key = [&](uint8_t c) { return t_.symbol(c) & 0xffff; };
-  std::sort(by_first2_.begin(), by_first2_.end(), [&](uint8_t x, uint8_t y) {
-    return key(x) != key(y) ? key(x) < key(y) : t_.length(x) > t_.length(y);
+  // By first two bytes, then longest first; first2_[k]: the symbols whose two bytes
+  // are below k.
+  auto key = [](const Candidate& c) { return c.symbol & 0xffff; };
+  std::sort(by_first2_.begin(), by_first2_.end(), [&](const Candidate& x, const Candidate& y) {
+    return key(x) != key(y) ? key(x) < key(y) : x.len > y.len;
   });
-  for (uint8_t c : by_first2_) ++first2_[key(c) + 1];
-  for (size_t k = 1; k <= 65536; ++k) first2_[k] += first2_[k - 1];
+  for (const Candidate& c : by_first2_) ++first2_[key(c) + 1];
+  for (size_t k = 1; k <= 65536; ++k) first2_[k] = static_cast<uint8_t>(first2_[k] + first2_[k - 1]);
 }
 
 TailEncoder::Match TailEncoder::match(std::string_view s) const noexcept {
@@ -51,11 +51,11 @@ TailEncoder::Match TailEncoder::match(std::string_view s) const noexcept {
   }
   if (have >= 2) {
     const size_t k = x & 0xffff;
-    for (uint32_t i = first2_[k]; i < first2_[k + 1]; ++i) {
-      const uint8_t c = by_first2_[i], l = t_.length(c);
-      if (l > have) continue;
-      const uint64_t mask = l == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * l)) - 1;
-      if ((x & mask) == t_.symbol(c)) return {c, l};
+    for (size_t i = first2_[k], e = first2_[k + 1]; i < e; ++i) {
+      const Candidate& c = by_first2_[i];
+      if (c.len > have) continue;
+      const uint64_t mask = c.len == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * c.len)) - 1;
+      if ((x & mask) == c.symbol) return {c.code, c.len};
     }
   }
   const int16_t c = single_[x & 0xff];
@@ -112,13 +112,23 @@ void TailSymbols::train(std::span<const std::string_view> sample, std::byte* out
   std::vector<Sym> syms;
   std::vector<uint32_t> count1(kTokens), count2(kTokens * kTokens);
   std::vector<uint16_t> tokens;
+  // The sample side by side: five rounds read it, and its views into the keys missed
+  // the cache at nearly every tail (a third of a URL set's build went to that).
+  std::string arena;
+  size_t total = 0;
+  for (std::string_view s : sample) total += s.size();
+  arena.reserve(total);
+  for (std::string_view s : sample) arena += s;
+  std::vector<std::string_view> tails(sample.size());
+  for (size_t i = 0, at = 0; i < sample.size(); at += sample[i].size(), ++i)
+    tails[i] = std::string_view(arena).substr(at, sample[i].size());
   for (int round = 0; round < 5; ++round) {
     write_table(syms, out);
     const TailEncoder enc(out);
     const TailSymbols t(out);
     std::fill(count1.begin(), count1.end(), 0);
     std::fill(count2.begin(), count2.end(), 0);
-    for (std::string_view s : sample) {
+    for (std::string_view s : tails) {
       tokens.clear();
       while (!s.empty()) {
         const TailEncoder::Match m = enc.match(s);
@@ -134,11 +144,13 @@ void TailSymbols::train(std::span<const std::string_view> sample, std::byte* out
       if (tok >= 256) return {tok - 256u, 1};
       return {t.symbol(static_cast<uint8_t>(tok)), t.length(static_cast<uint8_t>(tok))};
     };
-    std::map<Sym, uint64_t> gain;
+    // Every candidate with its gain, then those of the same bytes summed (two pairs of
+    // tokens can join to the same symbol) by a sort: a map took most of a round.
+    std::vector<std::pair<Sym, uint64_t>> gains;
     for (uint16_t a = 0; a < kTokens; ++a) {
       if (count1[a] == 0) continue;
       const Sym x = sym_of(a);
-      gain[x] += uint64_t{count1[a]} * x.second;
+      gains.push_back({x, uint64_t{count1[a]} * x.second});
       if (x.second == 8) continue;  // a pair would be cut back to x
       for (uint16_t b = 0; b < kTokens; ++b) {
         const uint32_t n = count2[a * kTokens + b];
@@ -147,12 +159,17 @@ void TailSymbols::train(std::span<const std::string_view> sample, std::byte* out
         const uint8_t l = static_cast<uint8_t>(std::min(8, x.second + y.second));
         uint64_t w = x.first | (y.first << (8 * x.second));
         if (l < 8) w &= (uint64_t{1} << (8 * l)) - 1;
-        gain[{w, l}] += uint64_t{n} * l;
+        gains.push_back({{w, l}, uint64_t{n} * l});
       }
     }
+    std::sort(gains.begin(), gains.end());
     std::vector<std::pair<uint64_t, Sym>> ranked;
-    ranked.reserve(gain.size());
-    for (const auto& [s, g] : gain) ranked.emplace_back(g, s);
+    for (size_t i = 0; i < gains.size();) {
+      uint64_t g = 0;
+      const Sym sym = gains[i].first;
+      for (; i < gains.size() && gains[i].first == sym; ++i) g += gains[i].second;
+      ranked.emplace_back(g, sym);
+    }
     const size_t keep = std::min(ranked.size(), kCodes);
     std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end(),
                       [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });

@@ -142,11 +142,15 @@ class TailEncoder {
 
  private:
   TailSymbols t_;
-  // The codes of two bytes or more by their first two (little-endian), longest
-  // first: by_first2_[first2_[k] .. first2_[k + 1]); the one-byte code of each byte
-  // (-1: none).
-  std::vector<uint32_t> first2_;
-  std::vector<uint8_t> by_first2_;
+  // The symbols of two bytes or more by their first two (little-endian), longest
+  // first: by_first2_[first2_[k] .. first2_[k + 1]) (at most 255 in all, so a byte
+  // each: the index, 64 KiB, stays in L2); the one-byte code of each byte (-1: none).
+  struct Candidate {
+    uint64_t symbol;
+    uint8_t len, code;
+  };
+  std::vector<uint8_t> first2_;
+  std::vector<Candidate> by_first2_;
   std::array<int16_t, 256> single_{};
 };
 
