@@ -505,6 +505,27 @@ TEST(SuccinctSet, EveryByteValue) {
   check_all_ways(keys);
 }
 
+// The build sorts keys by their first eight bytes as a zero-padded number, then by the
+// rest: keys that differ only in trailing zero bytes, or around the eighth byte, must
+// still come out in byte order, duplicates dropped, whatever order they came in.
+TEST(SuccinctSet, SortsByBytesWhateverTheOrderGiven) {
+  const std::string z(1, '\0');
+  std::vector<std::string> keys = {"",          z,           z + z,       "a",         "a" + z,    "a" + z + z,
+                                   "a" + z + "b", "abcdefg",  "abcdefg" + z, "abcdefgh", "abcdefgh" + z,
+                                   "abcdefgh" + z + z, "abcdefghi", "abcdefgg\xff", "abcdefgi", "\xff\xff\xff\xff\xff\xff\xff\xff",
+                                   "\xff\xff\xff\xff\xff\xff\xff\xff" + z, "\x80"};
+  for (int i = 0; i < 300; ++i) keys.push_back("abcdefgh" + std::to_string(i * 7919 % 1000));
+  const std::vector<std::byte> bytes = SuccinctSet::build(keys).serialize();
+  std::mt19937_64 rng(8);
+  for (int round = 0; round < 4; ++round) {
+    std::vector<std::string> again = keys;
+    again.insert(again.end(), keys.begin(), keys.begin() + 40);  // duplicates
+    std::shuffle(again.begin(), again.end(), rng);
+    EXPECT_EQ(SuccinctSet::build(again).serialize(), bytes) << round;
+  }
+  check_all_ways(keys, 500, 21);
+}
+
 // rank() searches a node's labels for the first one >= the key's byte, sixteen at a
 // time (unsigned bytes), and the first two levels through their label maps: nodes of
 // 2-256 labels at levels 0-4 with bytes on both sides of 0x80, probed with every
