@@ -644,7 +644,7 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
 // The deep levels are narrow (american-english-insane: 60 levels, the last 40 of them
 // with fewer than 400 nodes together), yet rank() walked a cut through every one of
 // them, a select and a rank a level, and key_at() did so for each child it weighed.
-// Counts for every cut of the deepest levels, as many as fit in max(64, nodes / 2048)
+// Counts for every cut of the deepest levels, as many as fit in max(64, nodes / 256)
 // entries, end those walks at the first such level: the counts of level l are built
 // from level l + 1's, bottom up (a select and a rank per entry).
 // `starts`: the first nodes of levels first_kept, first_kept + 1, ... to the last

@@ -605,7 +605,7 @@ TEST(SuccinctSet, SmallAlphabetDeepTrie) {
 }
 
 // rank(), index_of() and key_at() stop at the deep levels whose cuts have key counts
-// in a table (max(64, nodes / 2048) entries). Here: a word-like set over a small
+// in a table (max(64, nodes / 256) entries). Here: a word-like set over a small
 // alphabet, plus keys of 30-200 bytes sharing long prefixes, so that many narrow levels
 // lie below wide ones; every key's rank both ways, and probes between keys.
 TEST(SuccinctSet, CountsOfTheDeepLevels) {

@@ -75,8 +75,8 @@
 // index_of() and rank() take the key down the trie as contains() does, then walk the
 // levels below it (a cut through each level, counted with rank), down to the deep,
 // narrow levels whose cuts have their key counts in a table built on load (at most
-// max(64, nodes / 2048) entries of 4 bytes; american-english-insane's 60 levels are
-// counted from level 21): O(height) selects. key_at() searches each node's children
+// max(64, nodes / 256) entries of 4 bytes; american-english-insane's 60 levels are
+// counted from level 18): O(height) selects. key_at() searches each node's children
 // on its way down, every probe such a walk, except among the top levels' nodes, whose
 // cuts have counts too while they fit nodes / 512 entries (insane: levels 1-2;
 // american-english: level 1). A pair of nearby cuts counts its leaves with a popcount
@@ -443,7 +443,7 @@ class SuccinctSet {
   void build_top_counts(const std::vector<uint64_t>& starts);
   std::shared_ptr<LevelCounts> new_counts(uint64_t level, std::span<const uint64_t> starts, uint64_t below) const;
   void count_from_next_level(LevelCounts& t, uint64_t i) const noexcept;
-  uint64_t bottom_budget() const noexcept { return std::max<uint64_t>(64, nodes_ >> 11); }  // entries
+  uint64_t bottom_budget() const noexcept { return std::max<uint64_t>(64, nodes_ >> 8); }  // entries
   uint64_t top_budget() const noexcept { return std::min<uint64_t>(nodes_ >> 9, 1 << 16); }  // entries
   // Long chains of one-label nodes where no key ends (shared prefixes below the top
   // table), found on load where they are common: contains() takes each in one compare.
