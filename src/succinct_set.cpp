@@ -955,10 +955,10 @@ template <bool Hw>
 }
 
 int SuccinctSet::compare_tail(uint64_t v, std::span<const std::byte> rest) const {
-  if (syms_.empty()) return compare_bytes(tail_of(v), rest);
-  std::string t;
-  append_tail(v, t);
-  return compare_bytes(t, rest);
+  const std::string_view t = tail_of(v);
+  if (syms_.empty()) return compare_bytes(t, rest);
+  return syms_.compare(reinterpret_cast<const uint8_t*>(t.data()), t.size(),
+                       reinterpret_cast<const uint8_t*>(rest.data()), rest.size());
 }
 
 void SuccinctSet::append_tail(uint64_t v, std::string& out) const {

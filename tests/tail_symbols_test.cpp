@@ -125,6 +125,41 @@ TEST(TailSymbols, EqualsIsThePlainCompare) {
   }
 }
 
+// compare() orders a coding's bytes against a probe as std::string does (unsigned
+// bytes, a prefix first), for probes equal, cut short, run on, changed in one byte
+// either way, or empty; and escapes (bytes the table lacks) among the codes.
+TEST(TailSymbols, CompareIsThePlainOrder) {
+  const auto sample = urls(500, 4);
+  const Table table(sample);
+  const TailSymbols t = table.view();
+  const TailEncoder enc(table.bytes.data());
+  std::mt19937_64 rng(15);
+  auto sign = [](int x) { return (x > 0) - (x < 0); };
+  std::vector<std::string> strings = urls(300, 16);
+  strings.push_back(std::string("\x01\xfe\x80") + "index.html\xff");
+  strings.push_back("");
+  for (const std::string& s : strings) {
+    const auto c = encode(enc, s);
+    std::vector<std::string> others = {s, s + "x", s + std::string(1, '\0'), "", "\xff"};
+    if (!s.empty()) {
+      others.push_back(s.substr(0, s.size() - 1));
+      others.push_back(s.substr(0, rng() % s.size()));
+      for (int up = 0; up < 2; ++up) {
+        std::string changed = s;
+        char& b = changed[rng() % s.size()];
+        b = static_cast<char>(static_cast<uint8_t>(b) + (up ? 1 : -1));
+        others.push_back(changed);
+      }
+    }
+    for (const std::string& o : others) {
+      std::vector<uint8_t> buf(o.begin(), o.end());  // its own size: ASan sees a read past it
+      const std::string_view sv(s), ov(o);
+      ASSERT_EQ(sign(t.compare(c.data(), c.size(), buf.data(), buf.size())), sign(sv.compare(ov)))
+          << s << " vs " << o;
+    }
+  }
+}
+
 TEST(TailSymbols, ValidRejectsBadTables) {
   const Table table(urls(200, 7));
   ASSERT_TRUE(TailSymbols::valid(table.bytes.data()));

@@ -109,6 +109,29 @@ class TailSymbols {
     return at == m;
   }
 
+  // The order of the bytes that [c, c + n) (a valid coding) spell against [p, p + m),
+  // as unsigned bytes with a prefix first: < 0, 0 or > 0. Symbol by symbol, without
+  // decoding into a string (rank() and seek() compare a key's rest with a tail).
+  int compare(const uint8_t* c, size_t n, const uint8_t* p, size_t m) const noexcept {
+    size_t at = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const uint8_t* sym;
+      size_t l = 1;
+      if (c[i] == kEscape) {
+        sym = c + ++i;
+      } else {
+        sym = reinterpret_cast<const uint8_t*>(sym_ + c[i]);  // its bytes, in file order
+        l = len_[c[i]];
+      }
+      const size_t k = l < m - at ? l : m - at;
+      for (size_t b = 0; b < k; ++b)
+        if (sym[b] != p[at + b]) return sym[b] < p[at + b] ? -1 : 1;
+      if (k < l) return 1;  // [p, p + m) ends inside this symbol: a prefix of the tail
+      at += l;
+    }
+    return at == m ? 0 : -1;
+  }
+
   // Appends the bytes that [c, c + n) code to out.
   void append(const uint8_t* c, size_t n, std::string& out) const {
     for (size_t i = 0; i < n; ++i) {
