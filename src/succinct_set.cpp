@@ -188,12 +188,12 @@ std::span<const std::byte> SuccinctSet::bytes() const noexcept { return storage_
 
 namespace {
 
-// The bytes each key shares with the one before it (lcp[0] = 0), for sorted, distinct
-// keys: the walks below read these instead of the keys' bytes, which lie scattered in
-// memory (a byte a key a level had made the walks miss the cache once per key per
-// level: on american-english-insane in random order, ~70 ms each of three).
 constexpr size_t kKeysAhead = 8;  // the build's passes fetch the bytes of the key this far ahead
 
+// The bytes each key shares with the one before it (lcp[0] = 0), for sorted, distinct
+// keys: the passes below read these instead of the keys' bytes, which lie scattered in
+// memory (a byte a key a level had made the walks miss the cache once per key per
+// level: on american-english-insane in random order, ~70 ms each of three).
 std::vector<uint64_t> common_prefixes(const std::vector<std::string_view>& keys) {
   std::vector<uint64_t> lcp(keys.size());
   for (size_t i = 1; i < keys.size(); ++i) {
