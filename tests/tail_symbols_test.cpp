@@ -104,11 +104,17 @@ TEST(TailSymbols, EveryByteValueAndUnseenBytes) {
 
 // equals() answers as a plain compare of the decoded string, for strings that differ
 // in one byte, are cut short, run on, or match a symbol only in part.
+// A table learnt from 500 URL-like strings, with its view and its encoder.
+struct UrlTable {
+  Table table{urls(500, 4)};
+  TailSymbols t = table.view();
+  TailEncoder enc{table.bytes.data()};
+};
+
 TEST(TailSymbols, EqualsIsThePlainCompare) {
-  const auto sample = urls(500, 4);
-  const Table table(sample);
-  const TailSymbols t = table.view();
-  const TailEncoder enc(table.bytes.data());
+  const UrlTable u{};
+  const TailSymbols& t = u.t;
+  const TailEncoder& enc = u.enc;
   std::mt19937_64 rng(5);
   for (const std::string& s : urls(400, 6)) {
     const auto c = encode(enc, s);
@@ -129,10 +135,9 @@ TEST(TailSymbols, EqualsIsThePlainCompare) {
 // bytes, a prefix first), for probes equal, cut short, run on, changed in one byte
 // either way, or empty; and escapes (bytes the table lacks) among the codes.
 TEST(TailSymbols, CompareIsThePlainOrder) {
-  const auto sample = urls(500, 4);
-  const Table table(sample);
-  const TailSymbols t = table.view();
-  const TailEncoder enc(table.bytes.data());
+  const UrlTable u{};
+  const TailSymbols& t = u.t;
+  const TailEncoder& enc = u.enc;
   std::mt19937_64 rng(15);
   auto sign = [](int x) { return (x > 0) - (x < 0); };
   std::vector<std::string> strings = urls(300, 16);
