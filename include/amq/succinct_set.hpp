@@ -64,8 +64,8 @@
 // 2.3-3.0x faster than marisa-trie (`amq bench --only succinct` on a 2-vCPU Zen 5 VM
 // whose shared LLC makes such figures vary by 10-30%; the insane list's figure also
 // moves by up to ~15 ns with where code and data happen to lie). On a 2-vCPU Intel
-// Xeon VM at ~2 GHz (session 18) the same mix took 163-183 ns and 206-247 ns, still
-// 2.3-2.9x faster than marisa-trie there; with the keys sorted, so the path stays
+// Xeon VM at ~2 GHz (session 18) the same mix took 167-208 ns and 206-241 ns, still
+// 2.2-2.9x faster than marisa-trie there; with the keys sorted, so the path stays
 // cached, 163 and 201 ns: ~1,250 and ~1,390 instructions a lookup at ~3.5 a cycle.
 // contains_many() runs eight descents interleaved on sets of 4 MiB or more, each
 // yielding at its selects and tail compare after fetching what they read, so the
