@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "amq/error.hpp"
+#include "amq/hash.hpp"
 #include "amq/log_store.hpp"
 #include "test_util.hpp"
 
@@ -30,10 +31,9 @@ struct Op {
 // Op number i of the stream `seed`, computed on demand (a forked child and its
 // parent agree on it without sharing a big table).
 uint64_t splitmix(uint64_t& x) {
-  uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  const uint64_t z = amq::detail::splitmix64(x);  // mixes x + its increment
+  x += 0x9E3779B97F4A7C15ULL;
+  return z;
 }
 
 Op op_at(uint64_t seed, uint64_t i) {

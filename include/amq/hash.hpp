@@ -136,8 +136,6 @@ namespace detail {
 // Any length: 16-byte blocks, then the tail (src/murmur3.cpp).
 Hash128 murmur3_x64_128_any(Bytes data, uint32_t seed) noexcept;
 
-// The whole of murmur3_x64_128 for keys shorter than 16 bytes (no full block: the key
-// is the tail), inline so that short keys cost no call and no byte loop.
 // splitmix64's output function (Steele, Lea, Flood): a bijective 64-bit mixer, for
 // spreading small or sequential integers (CuckooTable's alternate-bucket offsets, the
 // succinct set's tail sampling).
@@ -148,6 +146,8 @@ inline constexpr uint64_t splitmix64(uint64_t x) noexcept {
   return x ^ (x >> 31);
 }
 
+// The whole of murmur3_x64_128 for keys shorter than 16 bytes (no full block: the key
+// is the tail), inline so that short keys cost no call and no byte loop.
 inline uint64_t murmur3_fmix64(uint64_t k) noexcept {
   k ^= k >> 33;
   k *= 0xff51afd7ed558ccdULL;

@@ -252,7 +252,7 @@ class BasicScalableCuckooFilter {
         : f_(&f),
           h_(h),
           r0_(((h >> 32) * f.m0_) >> 32),
-          e_(detail::CuckooTable::splitmix(h)),
+          e_(detail::splitmix64(h)),
           g_(detail::CuckooTable::nested_g(h, f.levels_[0].alt_bits())) {}
     uint64_t i1(size_t l) const noexcept { return r0_ + f_->m0_ * f_->ext_[l].mod(e_); }
     // Both buckets and the fingerprint in level l. G(fp) of the nested alternate

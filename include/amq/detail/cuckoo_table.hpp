@@ -43,8 +43,8 @@
 #include <vector>
 
 #include "amq/detail/fastmod.hpp"
-#include "amq/hash.hpp"
 #include "amq/detail/huge_pages.hpp"
+#include "amq/hash.hpp"
 
 namespace amq::detail {
 
@@ -125,7 +125,7 @@ class CuckooTable {
   // whose alt_bits agree (ScalableCuckooFilter computes it once per key).
   static uint64_t nested_g(uint64_t fp, uint32_t alt_bits) noexcept {
     const uint64_t low = fp & ((uint64_t{1} << alt_bits) - 1);
-    return splitmix(low ? low : 1) | 1;
+    return splitmix64(low ? low : 1) | 1;
   }
   // The nested-form alternate bucket with G already computed.
   uint64_t alt_nested(uint64_t i, uint64_t g) const noexcept { return minus_mod_m(mod_m_.mod(g), i); }
@@ -135,7 +135,6 @@ class CuckooTable {
     const uint64_t d = H - i;
     return H < i ? d + m_ : d;
   }
-  static uint64_t splitmix(uint64_t x) noexcept { return splitmix64(x); }
 
   // Slot access (any geometry).
   uint32_t get(uint64_t bucket, uint32_t slot) const noexcept {
