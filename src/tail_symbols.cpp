@@ -112,8 +112,9 @@ void TailSymbols::train(std::span<const std::string_view> sample, std::byte* out
   std::vector<Sym> syms;
   std::vector<uint32_t> count1(kTokens), count2(kTokens * kTokens);
   std::vector<uint16_t> tokens;
-  // The sample side by side: five rounds read it, and its views into the keys missed
-  // the cache at nearly every tail (a third of a URL set's build went to that).
+  // The sample side by side: five rounds read it, and its views into the keys miss
+  // the cache at nearly every tail (the copy saves 7-15 ms of a ~125 ms URL set's
+  // build and 15-30 of ~330 on the paths).
   std::string arena;
   size_t total = 0;
   for (std::string_view s : sample) total += s.size();
