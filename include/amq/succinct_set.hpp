@@ -66,7 +66,9 @@
 // moves by up to ~15 ns with where code and data happen to lie). On a 2-vCPU Intel
 // Xeon VM at ~2 GHz (session 18) the same mix took 167-208 ns and 206-241 ns, still
 // 2.2-2.9x faster than marisa-trie there; with the keys sorted, so the path stays
-// cached, 163 and 201 ns: ~1,250 and ~1,390 instructions a lookup at ~3.5 a cycle.
+// cached, 155-163 and 175-201 ns (`amq bench` states this as "mix sorted"): ~1,250
+// and ~1,390 instructions a lookup, bound by the descent's chain of dependent steps
+// at ~30-40 cycles a level (docs/design.md, session 19).
 // contains_many() runs eight descents interleaved on sets of 4 MiB or more, each
 // yielding at its selects and tail compare after fetching what they read, so the
 // misses of several keys overlap: ~1.35x a contains() loop on an 8.8 MB set and
