@@ -42,18 +42,28 @@ void exercise(F& f, std::span<const std::byte> in) {
   CHECK(F::load(bytes) == f);
 }
 
+// A program's inserts stop after kMaxFailed have failed. Each failed insert runs a
+// full chain of kicks and rolls it back; under coverage instrumentation a program
+// that kept inserting into a full filter took ~10 ms, so the target ran ~110 inputs a
+// second where most other targets run tens of thousands. Erases and counts go on.
+constexpr int kMaxFailed = 4;
+
 template <class F>
 void run_program(F& f, const uint8_t* data, size_t size) {
   std::unordered_map<uint64_t, uint64_t> ms;
   uint64_t total = 0;
+  int failed = 0;
   for (size_t i = 0; i + 1 < std::min<size_t>(size, 1024); i += 2) {
     const uint8_t op = data[i] & 3;
     const uint64_t k = data[i + 1] % 97;
     if (op <= 1) {
+      if (failed == kMaxFailed) continue;
       const auto s = f.insert(k);
       if (s == amq::CuckooStatus::inserted) {
         ++ms[k];
         ++total;
+      } else {
+        ++failed;
       }
       CHECK(f.size() == total);
     } else if (op == 2) {
