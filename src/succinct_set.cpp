@@ -286,7 +286,8 @@ void walk_trie(const std::vector<std::string_view>& keys, const std::vector<uint
         // first shares more than col bytes with the one before.
         const size_t from = j;
         const char c = keys[from][p.col];
-        for (++j; j < p.e && lcp[j] > p.col;) ++j;
+        ++j;
+        while (j < p.e && lcp[j] > p.col) ++j;
         next.push_back({from, j, p.col + 1});
         out.label(c);
       }

@@ -115,14 +115,8 @@ class TailSymbols {
   int compare(const uint8_t* c, size_t n, const uint8_t* p, size_t m) const noexcept {
     size_t at = 0;
     for (size_t i = 0; i < n; ++i) {
-      const uint8_t* sym;
-      size_t l = 1;
-      if (c[i] == kEscape) {
-        sym = c + ++i;
-      } else {
-        sym = reinterpret_cast<const uint8_t*>(sym_ + c[i]);  // its bytes, in file order
-        l = len_[c[i]];
-      }
+      size_t l;
+      const uint8_t* sym = bytes_of(c, i, l);
       const size_t k = l < m - at ? l : m - at;
       for (size_t b = 0; b < k; ++b)
         if (sym[b] != p[at + b]) return sym[b] < p[at + b] ? -1 : 1;
@@ -135,15 +129,24 @@ class TailSymbols {
   // Appends the bytes that [c, c + n) code to out.
   void append(const uint8_t* c, size_t n, std::string& out) const {
     for (size_t i = 0; i < n; ++i) {
-      if (c[i] == kEscape) {
-        out.push_back(static_cast<char>(c[++i]));
-      } else {
-        out.append(reinterpret_cast<const char*>(sym_ + c[i]), len_[c[i]]);  // its bytes, in file order
-      }
+      size_t l;
+      const uint8_t* sym = bytes_of(c, i, l);
+      out.append(reinterpret_cast<const char*>(sym), l);
     }
   }
 
  private:
+  // The bytes that the code at c[i] stands for, and their count l: an escape's literal
+  // (i moves onto it) or the symbol's bytes, in file order.
+  const uint8_t* bytes_of(const uint8_t* c, size_t& i, size_t& l) const noexcept {
+    if (c[i] == kEscape) {
+      l = 1;
+      return c + ++i;
+    }
+    l = len_[c[i]];
+    return reinterpret_cast<const uint8_t*>(sym_ + c[i]);
+  }
+
   const uint8_t* len_ = nullptr;
   const uint64_t* sym_ = nullptr;
 };
