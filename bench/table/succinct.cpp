@@ -59,9 +59,7 @@ struct Mix {
 // descent's own chain of dependent steps, the floor the machine sets for it.
 Mix sorted_mix(const Mix& mix) {
   std::vector<Bytes> order(mix.keys);
-  std::sort(order.begin(), order.end(), [](Bytes a, Bytes b) {
-    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
-  });
+  std::sort(order.begin(), order.end(), [](Bytes a, Bytes b) { return as_chars(a) < as_chars(b); });
   Mix m;
   pack_keys(order, m.arena, m.keys);
   return m;
@@ -90,14 +88,19 @@ struct TransparentHash {
   size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
 };
 
+// A mix's time, ns per key: thread CPU time, not wall time (on a shared machine the
+// wall clock mostly measures the neighbours).
+template <class Contains>
+double time_mix(const Options& o, const Mix& mix, Contains&& contains) {
+  return best_cpu_ns(o.repeats, [&] { g_sink = lookup_pass(std::span<const Bytes>(mix.keys), contains); }) /
+         static_cast<double>(mix.keys.size());
+}
+
 // Returns the mix time, ns per key.
 template <class Contains>
 double finish(Row& row, const Dataset& d, const Mix& mix, uint64_t raw, const Options& o, Contains&& contains) {
   measure_lookups(row, d, o, contains);
-  // Thread CPU time, not wall time: on a shared machine the wall clock mostly
-  // measures the neighbours.
-  const double mix_ns = best_cpu_ns(o.repeats, [&] { g_sink = lookup_pass(std::span<const Bytes>(mix.keys), contains); }) /
-                       static_cast<double>(mix.keys.size());
+  const double mix_ns = time_mix(o, mix, contains);
   finish_row(row, d);
   row.note = fmt::format("{:.2f}% of raw key bytes; mix {:.1f} ns cpu{}{}", 100.0 * static_cast<double>(row.bytes) /
                                                                           static_cast<double>(raw),
@@ -193,7 +196,8 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit, bool target 
     row.build_ns_per_key = median_ns(o.repeats, [&] { s = SuccinctSet::build(d.keys); }) / n;
     row.bytes = s.size_in_bytes();
     row.params = fmt::format("{}: {} nodes, {} tails, {} chains", data, s.node_count(), s.tail_count(), s.chain_count());
-    succinct_mix = finish(row, d, mix, raw, o, [&](Bytes k) { return s.contains(k); });
+    const auto contains = [&](Bytes k) { return s.contains(k); };
+    succinct_mix = finish(row, d, mix, raw, o, contains);
     // The same mix through contains_many, 1024 keys a call (interleaved descents on
     // sets of 4 MiB or more).
     std::unique_ptr<bool[]> out(new bool[1024]);
@@ -208,13 +212,7 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit, bool target 
                            }) /
                            static_cast<double>(keys.size());
     row.note += fmt::format("; contains_many mix {:.1f} ns", many_ns);
-    const Mix sorted = sorted_mix(mix);
-    const double sorted_ns = best_cpu_ns(o.repeats, [&] {
-                               g_sink = lookup_pass(std::span<const Bytes>(sorted.keys),
-                                                    [&](Bytes k) { return s.contains(k); });
-                             }) /
-                             static_cast<double>(sorted.keys.size());
-    row.note += fmt::format("; mix sorted (paths cached) {:.1f} ns", sorted_ns);
+    row.note += fmt::format("; mix sorted (paths cached) {:.1f} ns", time_mix(o, sorted_mix(mix), contains));
     // The order-preserving map: index_of (a present key's place in key order) and its
     // inverse key_at.
     std::tie(index_ns, key_ns) = time_map(
