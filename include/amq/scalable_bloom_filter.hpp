@@ -207,7 +207,7 @@ class BasicScalableBloomFilter {
     for (const auto& l : layers_) count_ += l.items;
   }
 
-  // Branch-free in groups of four probes, as BloomFilter::contains_hash (docs/design.md).
+  // Branch-free in groups of four probes, as BloomFilter::contains_hash (docs/decisions/0010).
   static bool layer_contains(const detail::ScalableLayer& l, detail::ProbePair pp) noexcept {
     const uint32_t k = l.geo.hashes;
     const uint64_t* words = l.words.data();
