@@ -1094,9 +1094,8 @@ void GolombCodedSet::choose_query() noexcept {
 
 size_t GolombCodedSet::contains_many_hashes(std::span<const uint64_t> hashes, std::span<bool> out) const {
   // Sorting pays when buckets share many queries; a sparser batch is answered in order,
-  // its cache misses overlapped by prefetching. Measured at 10^4-10^5 keys with batches
-  // of 1024: at 1.3 and 4.4 queries a bucket the ordered path took 50-51 ns a query and
-  // the sorted one 62-79 (sorting costs ~20 ns a query); at 13 they tied.
+  // its cache misses overlapped by prefetching. The two tie at about 8-16 queries a
+  // bucket (docs/decisions/0034).
   if (hashes.size() >= std::max<uint64_t>(buckets_ * 8, 2))
     return bmi2_ ? Kernel::many_sorted_bmi2(*this, hashes, out) : Kernel::many_sorted_portable(*this, hashes, out);
   return bmi2_ ? Kernel::many_sparse_bmi2(*this, hashes, out) : Kernel::many_sparse_portable(*this, hashes, out);

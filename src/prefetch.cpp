@@ -8,7 +8,7 @@ namespace amq {
 
 size_t detail::last_level_cache_bytes() noexcept {
   // sysfs names each cache of cpu0 ("32768K"); sysconf's figure may be the whole
-  // package's (a 2-vCPU VM on a 12-die EPYC reports 384 MiB).
+  // package's, many times this CPU's share on a virtual machine.
   static const size_t bytes = [] {
     size_t best = 0;
     for (int i = 0; i < 8; ++i) {

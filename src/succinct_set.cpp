@@ -535,8 +535,7 @@ SuccinctSet SuccinctSet::from_storage(std::shared_ptr<const Storage> storage, bo
   s.tail_ratio_ = s.tail_bytes_ / s.nodes_ >= 63 ? uint64_t{64} << 16 : ((s.nodes_ + s.tail_bytes_) << 16) / s.nodes_;
   s.validate_trie();
   // contains() fetches the likely tail once this few key bytes are left: about what a
-  // tail holds (its bytes, or ~2 a code), plus 2, within 4-32. Word lists get 4; the
-  // synthetic paths 9 raw (4-9% faster than 4) and 12 coded, URLs ~20.
+  // tail holds (its bytes, or ~2 a code), plus 2, within 4-32 (docs/decisions/0020).
   if (s.tails_ > 0)
     s.tail_reach_ = std::clamp<uint64_t>((coded ? 2 : 1) * s.tail_bytes_ / s.tails_ + 2, 4, 32);
   // Level starts: the walk of the leftmost boundary, for rank().

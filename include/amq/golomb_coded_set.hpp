@@ -6,8 +6,7 @@
 // sorts the values, drops repeats, and writes the gaps between neighbours with a
 // Golomb code. The gaps are close to geometric with mean M, for which Golomb coding
 // with divisor ≈ 0.69·M is within 0.03 bits of the entropy: the payload is about
-// log2(1/ε) + 1.47 bits per key (9.47 at ε = 1/256), against 1.44·log2(1/ε) for a
-// Bloom filter.
+// log2(1/ε) + 1.47 bits per key, against 1.44·log2(1/ε) for a Bloom filter.
 //
 // Guarantees
 //  * No false negatives: contains(k) is true for every key the set was built from.
@@ -15,57 +14,40 @@
 //    N·M values: 1 - (1 - 1/(N·M))^N < 1/M).
 //  * Static: built once from all its keys, then read-only. Concurrent const calls are
 //    safe.
-//  * Queries do not decode from the start. The hash range is cut into buckets of
-//    W = k·M values (about k keys each; k = 128 with Rice coding, 80 with Golomb);
-//    the first value of a bucket is coded relative to the bucket's start, and a small
-//    index keeps each bucket's bit offset (a 64-bit offset every 32 buckets plus a
-//    16-bit — or, when needed, 32-bit — offset per bucket: 18 bits per k keys, 0.14
-//    bits/key with Rice, 0.23 with Golomb).
-//  * Coding: Rice (the default) — a power-of-two divisor 2^c, c chosen for the shortest
-//    expected code (c = 7 at M = 256) — or general Golomb with the optimal divisor
-//    (truncated-binary remainders; ~0.07 bits/key shorter, payload <= log2(1/ε) + 1.5
-//    bits/key). Within a bucket the remainders run forward from its start and the unary
-//    quotients backwards from its end (no per-bucket count is stored).
-//    At ε = 1/256: 9.54 + 0.14 = 9.68 bits/key (Rice), 9.44 + 0.23 = 9.67 (Golomb).
-//  * Byte layout (Rice with divisor 128 and M <= 256, so ε from ~1/180 to 1/256, the
-//    default among them): the same codes, each code's first unary bit and its value's
-//    low 7 bits stored as one byte, the rest of the unary codes backwards from the
-//    bucket's end, buckets padded to a byte (+0.03 bits/key). A value is 128·(Q + W) + L:
-//    Q sums the quotients so far and is where the F-th zero of the unary stream ends (F:
-//    the bytes with the flag bit so far), W counts the wraps (bytes whose low bits are
-//    below the previous byte's). So a query compares 48 bytes around the code the target
-//    is expected at with its low bits at once (AVX2), counts the flags and wraps before
-//    them, checks the window's ends with one rank of the first 256 unary bits each, and
-//    each candidate with one more: ~30 / ~28 ns (present / absent keys) in cache, ~48 /
-//    ~39 at 4·10^6 keys (when the default ε = 1/256 makes the bucket width 2^15, the
-//    bucket is a shift of the value). CPUs without AVX2, and other architectures, do the
-//    same 8 bytes at a time in 64-bit words (~43 ns in cache against ~280 code by code).
-//  * Other Rice widths: queries skip codes in groups of G = min(8, 56/c): a group's remainders are one
-//    56-bit word, summed with a few SWAR operations, and its quotients end at the G-th
-//    zero of the unary stream, found by one select-in-word (BMI2 pdep, chosen at run
-//    time, or a portable broadword select; both give the same answers). Each step takes
-//    two groups from one 57-bit window, then the (at most 8) codes of the last group are
-//    checked without a branch. A query does not walk from the bucket's start: code j's
-//    remainder is at a known place, so it enters at the group ~2 standard deviations
-//    before the ~t/M codes expected below its target t (the remainders before it summed
-//    by SWAR, its quotients' start found by counting zeros of 57-bit windows and one
-//    select), and walks ~1-2 steps from there. The widths c = 3..14 have their own
-//    compiled kernels. A lookup is bound by its instructions and their latency (one does
-//    not overlap the next): at 10^5 keys ~24 ns for a target at its bucket's start to
-//    ~53 ns at its end (~80 ns walking from the start). Golomb-coded sets decode code by
-//    code (~2.5x slower): choose Golomb only when the last 0.07 bits/key matter more
-//    than query speed.
-//  * contains_many() answers a sparse batch (fewer than 8 queries a bucket) in the
-//    caller's order with the index entries and bucket lines of 32 queries prefetched
-//    ahead; a dense batch is sorted and each bucket searched once, its queries ascending.
-//  * Hash: XXH3-64 with a seed by default; the range reduction is Lemire's
-//    multiply-shift (amq::reduce), so values sorted by hash are sorted by value.
+//  * Loading validates the container, the index and every bucket's bounds before the
+//    first query; a damaged or hostile file is an amq::Error, never a crash.
+//  * Hash: XXH3-64 with a seed by default (hasher id 1; docs/decisions/0006); the range
+//    reduction is Lemire's multiply-shift (amq::reduce), so values sorted by hash are
+//    sorted by value. Sets of user-computed hashes (ids >= 1000) are queried with
+//    contains_hash().
+//
+// Memory
+//  * Payload: Rice coding (the default; divisor 2^c, c chosen for the shortest expected
+//    code) or general Golomb with the optimal divisor (~0.07 bits/key shorter). At
+//    ε = 1/256: 9.54 + 0.14 = 9.68 bits/key (Rice), 9.44 + 0.23 = 9.67 (Golomb).
+//  * Index: the hash range is cut into buckets of W = k·M values (k = 128 with Rice, 80
+//    with Golomb); each bucket's bit offset is kept (a 64-bit offset every 32 buckets
+//    plus a 16- or 32-bit offset per bucket: 0.14 bits/key with Rice, 0.23 with Golomb).
+//  * Byte layout (Rice with divisor 128 and M <= 256, the default among them): the same
+//    codes with each code's first unary bit and its value's low 7 bits as one byte,
+//    buckets padded to a byte (+0.03 bits/key). docs/format.md has every byte.
+//
+// Complexity
+//  * contains(): O(k) worst case within one bucket, in practice a constant number of
+//    steps: the byte layout compares a 48-code window around the expected code at once
+//    (AVX2, or 8 bytes at a time in 64-bit words elsewhere) and checks candidates with
+//    ranks (docs/decisions/0012); other Rice widths enter their bucket near the target
+//    and skip codes in groups (0011). Golomb-coded sets decode code by code, a few times
+//    slower: choose Golomb only when the last 0.07 bits/key matter more than speed.
+//  * contains_many(): a sparse batch is answered in the caller's order with index entries
+//    and bucket lines prefetched ahead; a dense batch is sorted and each bucket searched
+//    once.
+//  * build(): O(n log n) for the sort, O(n) to code.
 //
 // Choose it over a Bloom or cuckoo filter when the set is built once and size matters
-// most (files sent over a network, cookies, block filters); it takes ~16% fewer bits than
-// a BloomFilter at 1/256, is 2-3x slower to query (in `amq bench` at 10^7 keys 1.2-3.0x
-// a BloomFilter's time, the most when the machine is quietest; ~3x when both fit in
-// cache, where a lookup's chain of dependent steps matters most) and cannot take inserts.
+// most (files sent over a network, cookies, block filters): it takes ~16% fewer bits than
+// a BloomFilter at 1/256, is a few times slower to query (`amq bench` prints the ratio on
+// your machine) and cannot take inserts.
 //
 //   std::vector<std::string> keys = {"apple", "banana"};
 //   auto s = amq::GolombCodedSet::build(keys, {.fpp = 1.0 / 256});
@@ -261,8 +243,7 @@ class GolombCodedSet {
   struct Raw {};
   explicit GolombCodedSet(Raw) {}
   // Inline for the default hasher, so that a key's view (an integer key's above all)
-  // folds into the hash as in the other filters; out of line, the call cost a lookup
-  // ~12 ns.
+  // folds into the hash as in the other filters (docs/decisions/0009).
   uint64_t hash_key(KeyView key) const {
     if (hasher_id_ == Xxh3Hasher::id) [[likely]]
       return Xxh3Hasher{seed_}(key.bytes());
