@@ -4,89 +4,43 @@
 // SuccinctSet stores its keys as a trie in LOUDS form (level-order unary degree
 // sequence): the edge labels of every node in level order, a bitmap with a 0 per
 // label and a 1 closing each node, and a bitmap marking the nodes where a key ends
-// (the layout of openacid's succinct.Set). Two things make it smaller and richer
-// than that design:
-//  * Tail compression: a subtree holding a single key is cut at its top node and the
-//    rest of the key is kept as a byte string ("tail") in a tail area, so the long
-//    single-child chains of real key sets cost about 9 bits a byte instead of ~11.
-//    Where it makes the set smaller, the tails are coded with a symbol table learnt
-//    from them at build time (up to 255 symbols of 1-8 bytes, one byte each, and an
-//    escape for other bytes; amq/detail/tail_symbols.hpp): synthetic URLs' tails
-//    shrink to ~43%, synthetic paths' to ~55%, word lists' to 70-83% (the sets:
-//    2.59 -> 1.26 MB, 8.79 -> 5.88 MB, american-english 39.96% -> 38.99% of the key
-//    bytes; URLs now 18.2% against marisa-trie's 18.8%). A coded tail is compared
-//    by decoding it a word a symbol: contains() costs ~0-3% more on the word lists
-//    and 3-11% less on the URL and path sets (smaller sets; their likely tail is
-//    fetched from about as many key bytes before the end as it decodes to, since an
-//    absent key's coded tail is read where a raw one is ruled out by its length).
+// (docs/decisions/0019). Beyond that design:
+//  * Tails: a subtree holding a single key is cut at its top node and the rest of the
+//    key is kept as a byte string in a tail area. Where it makes the set smaller, tails
+//    are coded with a symbol table learnt from them at build time (up to 255 symbols of
+//    1-8 bytes and an escape; amq/detail/tail_symbols.hpp, decision 0023).
 //  * Lexicographic ranks: index_of(key) is the key's position in sorted order and
-//    key_at(i) its inverse, computed from the level-order layout (each trie level
-//    is itself in sorted order), so the set is also an order-preserving, minimal
-//    perfect key -> id map.
-// Each bitmap carries only the directory its queries need (amq/detail/rank_select.hpp),
-// all with 64-bit positions so sets beyond 4 GiB of key bytes work: the label bitmap
-// a select sample per 128 nodes (32-bit offsets from 64-bit bases, 2.6% of its bits),
-// the leaf bitmap a poppy-style rank directory (3%), the tail bitmap a 64-bit select
-// sample per 512 nodes.
+//    key_at(i) its inverse, so the set is also an order-preserving, minimal perfect
+//    key -> id map.
+//  * Load-time accelerators: small tables built from the file when it is loaded (the top
+//    levels' label starts, label maps of the first two levels, finer select starts, a
+//    table of long one-label chains, key counts of the deepest and top levels). Each is
+//    bounded in size and in the work its construction may do, is counted in
+//    size_in_bytes(), and is never stored in the file (decisions 0021, 0024, 0025).
 //
-// Costs: contains() is one select per trie level on the key's path (plus one for a
-// tail); a select is one sample load and, typically, one or two words counted with
-// popcnt, the word picked with conditional moves and finished with BMI2 pdep (chosen
-// at run time; a portable path gives the same answers). The top levels skip work
-// through small tables built on load and counted in size_in_bytes(): the label
-// starts of the top three levels' nodes and of the narrow levels below them (at
-// most 64 nodes a level, such as the long shared prefixes of URLs or paths; at most
-// 4096 nodes in all, 2 bytes each),
-// 256-bit label maps of the root and its children, so a key's first two bytes cost
-// two popcounts, and finer select starts for the next two levels (one per 32 nodes,
-// 16-bit offsets from the samples, for at most 65536 nodes), whose wide nodes
-// otherwise send many selects past the words counted without a branch; tail selects
-// start half-way between the tail bitmap's samples when the node is past that point
-// (a 16-bit offset per 512 nodes). Elsewhere a label is found among a node's labels
-// 16 at a time with SSE2. Where a set has long chains of one-label nodes at which
-// no key ends (URLs, paths, namespaced keys: ~30 of a 50-byte URL's levels), a table
-// built on load takes each chain of 8 or more such nodes, with 16 or more keys below,
-// in one compare of its bytes instead of a select a byte; it is kept only where it
-// saves a present key's lookup at least one select on average, since every one-label
-// node on a path then pays a probe of its filter (word lists keep none, and run a
-// copy of the descent without the probe; the search costs a load one more pass over
-// the label bitmap, ~5 ms on the insane list). On 500k synthetic URLs (5 hosts, 10
-// directories, 1-3 words) the two tables took the mix from ~840 to ~500 ns
-// (marisa-trie: ~1,070). Below the top, each level is a dependent cache miss or two once the set
-// outgrows L2, so contains() prefetches two levels ahead: while it searches a node's
-// labels it fetches where its children's labels and label-bitmap words lie, and
-// where its grandchildren's likely lie (nodes have about one label each, so a
-// select sample and the nodes since it place them within a line or so), and near
-// the key's end the likely tail. The guesses only aim prefetches; a wrong one costs
-// a miss, never an answer. On american-english (104k words) a mix of present and
-// absent keys took ~115-155 ns, on american-english-insane (663k words, 2.3 MB)
-// ~150-245 ns (the low ends in quiet hours; 187-221 ns in the latest sessions' runs),
-// 2.3-3.0x faster than marisa-trie (`amq bench --only succinct` on a 2-vCPU Zen 5 VM
-// whose shared LLC makes such figures vary by 10-30%; the insane list's figure also
-// moves by up to ~15 ns with where code and data happen to lie). On a 2-vCPU Intel
-// Xeon VM at ~2 GHz (session 18) the same mix took 167-208 ns and 206-241 ns, still
-// 2.2-2.9x faster than marisa-trie there; with the keys sorted, so the path stays
-// cached, 155-163 and 175-201 ns (`amq bench` states this as "mix sorted"): ~1,250
-// and ~1,390 instructions a lookup, bound by the descent's chain of dependent steps
-// at ~30-40 cycles a level (docs/design.md, session 19).
-// contains_many() runs eight descents interleaved on sets of 4 MiB or more, each
-// yielding at its selects and tail compare after fetching what they read, so the
-// misses of several keys overlap: ~1.35x a contains() loop on an 8.8 MB set and
-// ~1.35-1.7x on a 24 MB one; smaller sets, whose levels the caches mostly hold,
-// stay a loop (about even on the 2.3 MB insane list, slower on american-english).
-// index_of() and rank() take the key down the trie as contains() does, then walk the
-// levels below it (a cut through each level, counted with rank), down to the deep,
-// narrow levels whose cuts have their key counts in a table built on load (at most
-// max(64, nodes / 256) entries of 4 bytes; american-english-insane's 60 levels are
-// counted from level 18): O(height) selects. key_at() searches each node's children
-// on its way down, every probe such a walk, except among the top levels' nodes, whose
-// cuts have counts too while they fit nodes / 512 entries (insane: levels 1-2;
-// american-english: level 1). A pair of nearby cuts counts its leaves with a popcount
-// (rank1_between), other ranks with AVX2 where built for it. On a shared 2-vCPU Zen 5
-// VM, index_of took ~0.3-0.5 us on the word lists and key_at ~2.4-3.2 us, ~0.9-1.1x
-// and ~10x marisa-trie's lookup and reverse_lookup (whose ids are not in key order);
-// `amq bench --only succinct` states them. Slow for adversarial sets with thousands
-// of levels.
+// Memory
+//  * The file: labels (a byte a node), the label bitmap (~2 bits a node) with a select
+//    sample per 128 nodes, the leaf bitmap (a bit a node) with a rank directory (3%), the
+//    tail bitmap and tails with a select sample per 512 nodes, and the optional symbol
+//    table. Word lists take ~30-40% of their raw key bytes; `amq info` and `amq bench
+//    --only succinct` state it for a given set. Every position is 64-bit: sets past
+//    4 GiB of key bytes work.
+//  * Building holds the keys, the set, and 8 bytes a key (32 while sorting); the set is
+//    written straight into its final memory (decision 0026).
+//
+// Complexity
+//  * contains(): one select per trie level on the key's path (plus one for a tail), each
+//    a sample load and one or two words counted with popcnt, finished with BMI2 pdep
+//    where the CPU has it (a portable path gives the same answers). Lines two levels
+//    ahead are prefetched (decision 0020). Keys with long shared prefixes (URLs, paths)
+//    take each long chain of one-label nodes in one compare.
+//  * contains_many(): on sets of 4 MiB or more, eight descents interleaved so their
+//    misses overlap; below that, a loop of contains() (decision 0022).
+//  * index_of(), rank(): the descent, then a walk of the levels below the key down to
+//    the counted levels: O(height) selects. key_at(): a search among each node's
+//    children on the way down: O(height · log(fan-out)) such walks. Slow for adversarial
+//    sets with thousands of levels.
+//  * build(): O(total key bytes + n log n).
 //
 // Guarantees
 //  * Exact: contains() has no false positives and no false negatives.
@@ -99,11 +53,11 @@
 //    directory entry, and the shape of the trie before the first query, so a
 //    corrupted or hostile file is an amq::Error, never a crash or a hang.
 //  * Large sets: every position is 64-bit, and a test (AMQ_LARGE_TESTS=1) builds,
-//    writes, maps and checks a set of 4.7·10^9 key bytes. A build holds the keys, the
-//    set and 8 bytes a key (32 while sorting): one pass over the sorted keys sizes the
-//    file, one walk of the trie writes it in place. bytes() is that file, for writing
-//    it out without a copy. Builds take ~0.25-1.1 us a key on the bench's sets, faster
-//    than marisa-trie's on each (a 2-vCPU ~2 GHz Xeon VM, `amq bench`).
+//    writes, maps and checks a set of 4.7·10^9 key bytes. bytes() is the file, for
+//    writing it out without a copy.
+//  * A mapped file must not be truncated or rewritten in place while a set answers
+//    from it (the kernel would raise SIGBUS); amq itself only ever replaces files by
+//    rename, which leaves an open mapping intact.
 //  * Thread safety: every member function is const after construction, so any
 //    number of threads may query one set at once. Iterators and ranges refer to the
 //    set and must not outlive it.
@@ -210,9 +164,9 @@ class SuccinctSet {
   // out[i] = contains(keys[i]); returns how many are true. On sets of 4 MiB or more,
   // whose descents wait on the last-level cache or memory at most levels, the keys'
   // descents run interleaved, eight at once: each goes on to its next select or tail,
-  // fetches what that reads and hands over, so the misses of several keys overlap
-  // (~1.35-1.7x faster than a contains() loop on sets of 9-24 MB). Smaller sets answer
-  // key by key: there interleaving gains little or nothing and costs work.
+  // fetches what that reads and hands over, so the misses of several keys overlap.
+  // Smaller sets answer key by key: there interleaving gains little or nothing and
+  // costs work (docs/decisions/0022).
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     return many(keys, out, false);
