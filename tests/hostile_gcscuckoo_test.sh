@@ -43,5 +43,47 @@ check "info refuses a cut digest too" 2 $?
 cat "$T/urls" "$T/urls" | "$AMQ" build -t gcs --format cache-digest -p 0.0078125 -o "$T/dup.txt"
 check "cache digest of duplicated lines equals the digest of the set" "$(cat "$T/digest.txt")" "$(cat "$T/dup.txt")"
 
+# ---- 8: removing keys that were never inserted ---------------------------------------
+seq -f 'word%g' 3000 > "$T/words"
+seq -f 'absent%g' 2000 > "$T/absent"
+for kind in cuckoo scalable-cuckoo; do
+  "$AMQ" build -t $kind --fingerprint-bits 4 -o "$T/c.amq" "$T/words"
+  before=$(cksum < "$T/c.amq")
+  "$AMQ" remove "$T/c.amq" < "$T/absent" > "$T/out" 2> "$T/err"
+  check "$kind remove without --only-inserted/--only-if-present-in refused" 2 $?
+  check "$kind refusal is one line naming the file" "1 1" "$(wc -l < "$T/err") $(grep -c "^amq: $T/c.amq: refusing" "$T/err")"
+  check "$kind refused remove printed nothing" 0 "$(wc -c < "$T/out")"
+  check "$kind file unchanged" "$before" "$(cksum < "$T/c.amq")"
+  "$AMQ" remove --only-if-present-in "$T/words" "$T/c.amq" < "$T/absent" > "$T/out"
+  check "$kind remove of unlisted keys: exit 1" 1 $?
+  check "$kind every unlisted key printed as not removed" 2000 "$(wc -l < "$T/out")"
+  check "$kind no word lost" 3000 "$("$AMQ" query -c "$T/c.amq" < "$T/words")"
+  "$AMQ" remove --help | tr '\n' ' ' | grep -q "Only keys that were inserted may be removed"
+  check "remove --help states the rule" 0 $?
+done
+
+# ---- 12: duplicate input lines in cuckoo builds --------------------------------------
+for kind in cuckoo scalable-cuckoo; do
+  yes k | head -9 | "$AMQ" build -t $kind -o "$T/d.amq"
+  check "$kind build of 9 copies of one key" 0 $?
+  check "$kind holds it once" 1 "$("$AMQ" info --json "$T/d.amq" | grep -o '"items":[0-9]*' | cut -d: -f2)"
+  yes '' | head -9 | "$AMQ" build -t $kind -o "$T/d.amq"
+  check "$kind build of 9 blank lines" 0 $?
+  check "$kind finds the blank key" 1 "$(echo | "$AMQ" query -c "$T/d.amq")"
+  for i in $(seq 50); do cat "$T/words"; done | "$AMQ" build -t $kind -o "$T/d.amq"
+  check "$kind build of 50 copies of 3000 words" 0 $?
+  check "$kind holds 3000" 3000 "$("$AMQ" info --json "$T/d.amq" | grep -o '"items":[0-9]*' | cut -d: -f2)"
+  # add counts copies, and says so when one key has filled its two buckets.
+  "$AMQ" build -t $kind --bucket-size 2 -n 10000 -o "$T/d.amq" "$T/words"
+  "$AMQ" add "$T/d.amq" word1 word1 word1
+  check "$kind add of copies up to 2b" 0 $?
+  "$AMQ" add "$T/d.amq" word1 2> "$T/err"
+  check "$kind add past 2b copies refused" 2 $?
+  check "$kind error names the cause" 1 "$(grep -c "d.amq: too many copies of this key: its two buckets hold at most 2b = 4" "$T/err")"
+done
+seq 100000 | "$AMQ" build -t cuckoo -n 1000 -o "$T/f.amq" 2> "$T/err"
+check "really full: exit 2" 2 $?
+check "really full: the error says full at load" 1 "$(grep -c "full at load 0\.9" "$T/err")"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
