@@ -337,22 +337,23 @@ namespace {
 
 // A digest carries no count of its values and no checksum: N is the number of entries
 // rounded to a power of two, and the values are hashes spread evenly over [0, N·P).
-// A digest that lost its end shows it in two ways, both checked with a bound that a
-// complete digest fails with probability below 2^-32:
-//  - too few values for N: a nearest-rounded N has at least 0.7·N entries (a rounded-up
-//    one more than N/2), so fewer than N/8 distinct values (at least one for N >= 2) is
-//    a cut, not a collision of hashes;
+// A digest that lost its end shows it in two ways:
 //  - values that stop short of the top of the range: the largest of c uniform values
 //    lies below a fraction x of the range with probability x^c; below 2^-40 the tail
 //    is missing. This detects a cut that removed more than about 28 values (40·ln 2 gaps
-//    of the mean width); a cut at a code boundary that removed fewer is not detectable
-//    in this format.
+//    of the mean width), and any cut that left c >= 16 values where N/8 were due;
+//  - too few values for N where the first test is weak (a cut that left a handful):
+//    none at all for N >= 2, or fewer than 16 where N/8 were due. A digest built from
+//    its distinct entries has at least about N/2 of them (N rounded to the nearest
+//    power, or even up). Older amq builds counted repeated lines in N; such a digest
+//    still loads unless it holds fewer than 16 distinct values for N > 8c.
+// A cut at a code boundary that removed fewer values is not detectable in this format.
 void check_complete(const std::vector<uint64_t>& values, unsigned log2_n, unsigned bits) {
   const uint64_t n = uint64_t{1} << log2_n;
   const uint64_t c = values.size();
-  if (n >= 2 && c < std::max<uint64_t>(1, n / 8))
+  if (n >= 2 && (c == 0 || (c < 16 && c < n / 8)))
     throw Error(Errc::truncated, "cache digest: " + std::to_string(c) + " values where its N = " + std::to_string(n) +
-                                     " needs at least " + std::to_string(std::max<uint64_t>(1, n / 8)) +
+                                     " needs at least " + std::to_string(std::min<uint64_t>(16, std::max<uint64_t>(1, n / 8))) +
                                      " (the digest is cut short)");
   if (log2_n < 31 && c > 2 * n)
     throw Error(Errc::corrupt, "cache digest: " + std::to_string(c) + " values where its N = " + std::to_string(n) +

@@ -621,6 +621,33 @@ TEST(CacheDigest, TruncationIsRejectedUnlessOnlyTheLastFewValuesAreLost) {
   expect_errc(Errc::truncated, [] { amq::CacheDigest::parse(amq::base64url_decode("UeLA")); });
 }
 
+// A digest as amq wrote it before N counted distinct entries: `lines` input lines of
+// `distinct` URLs, N rounded from `lines`.
+std::vector<std::byte> digest_with_n(unsigned log2_n, int distinct, unsigned log2_p) {
+  std::vector<uint64_t> values;
+  for (int i = 0; i < distinct; ++i)
+    values.push_back(amq::CacheDigest::hash_value("https://example.net/" + std::to_string(i), "", log2_n + log2_p));
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  amq::detail::BitWriter w;
+  w.put(log2_n, 5);
+  w.put(log2_p, 5);
+  const amq::detail::GolombCode code(uint64_t{1} << log2_p, false);
+  for (size_t i = 0; i < values.size(); ++i) code.encode(w, i == 0 ? values[0] : values[i] - values[i - 1] - 1);
+  return w.take();
+}
+
+TEST(CacheDigest, OlderDigestsOfRepeatedLinesStillLoad) {
+  // 2,000 log lines of 100 URLs (N = 2048): the values reach the top of their range.
+  const auto d = amq::CacheDigest::parse(digest_with_n(11, 100, 7));
+  EXPECT_EQ(d.log2_n(), 11u);
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(d.contains("https://example.net/" + std::to_string(i)));
+  EXPECT_EQ(amq::CacheDigest::parse(digest_with_n(11, 16, 7)).values().size(), 16u);
+  // Fewer than 16 values where N/8 were due cannot be told from a cut digest: refused.
+  expect_errc(Errc::truncated, [] { amq::CacheDigest::parse(digest_with_n(11, 15, 7)); });
+  expect_errc(Errc::truncated, [] { amq::CacheDigest::parse(digest_with_n(11, 1, 7)); });
+}
+
 TEST(CacheDigest, RejectsMalformed) {
   expect_errc(Errc::corrupt, [] { amq::base64url_decode("Ae+A"); });
   expect_errc(Errc::corrupt, [] { amq::base64url_decode("AeLAA"); });

@@ -383,7 +383,7 @@ class CacheDigest {
   // Parses and decodes a digest (raw bytes); throws amq::Error when malformed, and
   // Errc::truncated when the values are too few for N or stop short of the top of their
   // range (the format has no count: a cut that removes only the last few values, at a
-  // code boundary, cannot be told from a complete digest; see docs/format.md).
+  // code boundary, cannot be told from a complete digest; docs/format.md has the rules).
   static CacheDigest parse(std::span<const std::byte> digest);
 
   // SHA-256 of URL then ETag, its first log2(N·P) bits (the top bits of the digest
