@@ -1,7 +1,10 @@
 // AnySet adapters for CuckooFilter (Kind::cuckoo) and ScalableCuckooFilter
 // (Kind::scalable_cuckoo): dynamic, and able to erase.
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "amq/cuckoo_filter.hpp"
 #include "amq/error.hpp"
@@ -36,9 +39,46 @@ uint32_t bucket_option(const BuildOptions& o, uint32_t fallback) {
   return b;
 }
 
-std::string full_message(uint64_t items, uint64_t slots) {
-  return "the cuckoo filter is full (" + std::to_string(items) + " fingerprints in " + std::to_string(slots) +
+std::string full_message(uint64_t items, uint64_t slots, double load) {
+  return "the cuckoo filter is full at load " + fmt_double(load) + " (" + std::to_string(items) +
+         " fingerprints in " + std::to_string(slots) +
          " slots): rebuild it with a larger --capacity, or as a scalable-cuckoo";
+}
+
+// Why an insert of `key` failed when its two buckets already hold `copies` of its
+// fingerprint: a bucket pair holds at most 2b copies, whatever the load.
+std::string copies_message(size_t copies, uint32_t bucket_size) {
+  return "too many copies of this key: its two buckets hold at most 2b = " + std::to_string(2 * bucket_size) +
+         " copies of one fingerprint and have " + std::to_string(copies) +
+         " (adding a key stores one more copy each time)";
+}
+
+// `amq build` makes a set: a key given more than once is inserted once. Keys are told
+// apart by their bytes, so two keys that share a 64-bit hash are both inserted and
+// erasing one leaves the other. Returns, per key, whether it is the first of its
+// bytes; costs 16 bytes a key while it runs.
+std::vector<bool> first_occurrences(std::span<const Bytes> keys, uint64_t seed) {
+  std::vector<std::pair<uint64_t, size_t>> order(keys.size());
+  const Xxh3Hasher hash{.seed = seed};
+  for (size_t i = 0; i < keys.size(); ++i) order[i] = {hash(keys[i]), i};
+  std::sort(order.begin(), order.end());
+  std::vector<bool> first(keys.size(), true);
+  for (size_t a = 0; a < order.size();) {
+    size_t b = a + 1;
+    while (b < order.size() && order[b].first == order[a].first) ++b;
+    for (size_t j = a + 1; j < b; ++j) {
+      const Bytes kj = keys[order[j].second];
+      for (size_t k = a; k < j; ++k) {
+        const Bytes kk = keys[order[k].second];
+        if (first[order[k].second] && std::ranges::equal(kj, kk)) {
+          first[order[j].second] = false;
+          break;
+        }
+      }
+    }
+    a = b;
+  }
+  return first;
 }
 
 class AnyCuckoo final : public SetAdapter<CuckooFilter, Kind::cuckoo> {
@@ -46,7 +86,10 @@ class AnyCuckoo final : public SetAdapter<CuckooFilter, Kind::cuckoo> {
   using SetAdapter::SetAdapter;
   bool is_dynamic() const noexcept override { return true; }
   void insert(Bytes key) override {
-    if (s_.insert(key) == CuckooStatus::full) throw Error(Errc::full, full_message(s_.size(), s_.slots()));
+    if (s_.insert(key) != CuckooStatus::full) return;
+    if (const size_t c = s_.count(key); c >= 2 * s_.bucket_size())
+      throw Error(Errc::full, copies_message(c, s_.bucket_size()));
+    throw Error(Errc::full, full_message(s_.size(), s_.slots(), s_.load_factor()));
   }
   bool supports_erase() const noexcept override { return true; }
   bool erase(Bytes key) override { return s_.erase(key); }
@@ -70,8 +113,10 @@ class AnyScalableCuckoo final : public SetAdapter<ScalableCuckooFilter, Kind::sc
   using SetAdapter::SetAdapter;
   bool is_dynamic() const noexcept override { return true; }
   void insert(Bytes key) override {
-    if (s_.insert(key) == CuckooStatus::full)
-      throw Error(Errc::full, "the scalable cuckoo filter cannot take this key (" +
+    if (s_.insert(key) != CuckooStatus::full) return;
+    if (const size_t c = s_.count(key); c >= 2 * s_.params().bucket_size)
+      throw Error(Errc::full, copies_message(c, s_.params().bucket_size));
+    throw Error(Errc::full, "the scalable cuckoo filter cannot take this key (" +
                                   std::to_string(s_.num_levels()) + " of at most " +
                                   std::to_string(s_.max_levels()) +
                                   " levels; the level that matches the key is full, or no further level fits the "
@@ -108,7 +153,9 @@ class AnyScalableCuckoo final : public SetAdapter<ScalableCuckooFilter, Kind::sc
 
 std::unique_ptr<AnySet> build_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
   require_format(o, {"amq"}, Kind::cuckoo);
-  const uint64_t capacity = o.capacity.value_or(keys.size());
+  const std::vector<bool> first = first_occurrences(keys, o.seed);
+  const uint64_t distinct = static_cast<uint64_t>(std::count(first.begin(), first.end(), true));
+  const uint64_t capacity = o.capacity.value_or(distinct);
   const Xxh3Hasher hasher{.seed = o.seed};
   const bool has_f = o.extra.count("fingerprint-bits") != 0, has_b = o.extra.count("bucket-size") != 0;
   auto f = [&] {
@@ -123,11 +170,22 @@ std::unique_ptr<AnySet> build_cuckoo(const BuildOptions& o, std::span<const Byte
     return CuckooFilter(capacity, bits, b, hasher);
   }();
   uint64_t done = 0;
-  for (Bytes k : keys) {
-    if (f.insert(k) == CuckooStatus::full)
-      throw Error(Errc::full, "cuckoo filter full after " + std::to_string(done) + " of " +
-                                  std::to_string(keys.size()) + " keys (" + std::to_string(f.slots()) +
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!first[i]) continue;
+    if (f.insert(keys[i]) == CuckooStatus::full) {
+      // Distinct keys can still share a fingerprint and bucket pair (likely only with
+      // very short fingerprints).
+      if (const size_t c = f.count(keys[i]); c >= 2 * f.bucket_size())
+        throw Error(Errc::full, "cuckoo filter cannot take key " + std::to_string(done + 1) + " of " +
+                                    std::to_string(distinct) + " distinct keys: " + std::to_string(c) +
+                                    " other keys share its fingerprint and buckets, and a bucket pair holds at most "
+                                    "2b = " + std::to_string(2 * f.bucket_size()) +
+                                    ": use more --fingerprint-bits");
+      throw Error(Errc::full, "cuckoo filter full at load " + fmt_double(f.load_factor()) + " after " +
+                                  std::to_string(done) + " of " + std::to_string(distinct) + " distinct keys (" +
+                                  std::to_string(f.slots()) +
                                   " slots): give a larger --capacity, or build a scalable-cuckoo");
+    }
     ++done;
   }
   return std::make_unique<AnyCuckoo>(std::move(f));
@@ -139,8 +197,10 @@ std::unique_ptr<AnySet> load_cuckoo(std::span<const std::byte> file) {
 
 std::unique_ptr<AnySet> build_scalable_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
   require_format(o, {"amq"}, Kind::scalable_cuckoo);
+  const std::vector<bool> first = first_occurrences(keys, o.seed);
+  const uint64_t distinct = static_cast<uint64_t>(std::count(first.begin(), first.end(), true));
   ScalableCuckooParams p;
-  p.initial_capacity = o.capacity.value_or(std::max<uint64_t>(keys.size(), 1000));
+  p.initial_capacity = o.capacity.value_or(std::max<uint64_t>(distinct, 1000));
   p.fpp = o.fpp;
   p.bucket_size = bucket_option(o, 4);
   p.fingerprint_bits = uint_option(o, "fingerprint-bits", 0, 4, 32);
@@ -160,10 +220,11 @@ std::unique_ptr<AnySet> build_scalable_cuckoo(const BuildOptions& o, std::span<c
   }
   ScalableCuckooFilter f(p, Xxh3Hasher{.seed = o.seed});
   uint64_t done = 0;
-  for (Bytes k : keys) {
-    if (f.insert(k) == CuckooStatus::full)
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!first[i]) continue;
+    if (f.insert(keys[i]) == CuckooStatus::full)
       throw Error(Errc::full, "scalable cuckoo filter cannot take key " + std::to_string(done + 1) + " of " +
-                                  std::to_string(keys.size()) + " (" + std::to_string(f.num_levels()) +
+                                  std::to_string(distinct) + " distinct keys (" + std::to_string(f.num_levels()) +
                                   " levels opened, at most " + std::to_string(f.max_levels()) + ")");
     ++done;
   }

@@ -165,7 +165,16 @@ std::unique_ptr<AnySet> build_gcs(const BuildOptions& o, std::span<const Bytes> 
 }
 
 std::unique_ptr<AnySet> load_gcs(std::span<const std::byte> file) {
-  return std::make_unique<AnyGcs>(GolombCodedSet::load(file));
+  GolombCodedSet s = GolombCodedSet::load(file);
+  // A set whose keys amq cannot hash is of no use here, for a query or a description:
+  // only the program that has its hasher can ask it anything.
+  if (s.hasher_id() != Xxh3Hasher::id && s.hasher_id() != Xxh64Hasher::id)
+    throw Error(Errc::unsupported, "Golomb-coded set hashed with " +
+                                       std::string(s.hasher_id() >= 1000 ? "a user-defined hasher"
+                                                                         : hasher_name(s.hasher_id())) +
+                                       " (id " + std::to_string(s.hasher_id()) +
+                                       "), which amq cannot compute: only a program with that hasher can query it");
+  return std::make_unique<AnyGcs>(std::move(s));
 }
 
 std::unique_ptr<AnySet> load_gcs_outside(std::span<const std::byte> file, const LoadOptions& o) {

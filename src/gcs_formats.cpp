@@ -5,6 +5,7 @@
 #include <bit>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <set>
 #include <string>
@@ -307,18 +308,22 @@ uint64_t CacheDigest::hash_value(std::string_view url, std::string_view etag, un
 
 std::vector<std::byte> CacheDigest::build(std::span<const Entry> entries, unsigned log2_p) {
   if (log2_p > 31) throw Error(Errc::invalid_argument, "a cache digest's log2(P) is at most 31");
+  // N counts distinct entries: an entry listed twice is one URL in the cache, and a
+  // parser checks the number of values against N.
+  std::set<std::pair<std::string_view, std::string_view>> distinct;
+  for (const Entry& e : entries) distinct.emplace(e.url, e.etag);
   unsigned log2_n = 0;
-  if (entries.size() > 1) {
+  if (distinct.size() > 1) {
     // The nearest power of two (ties up), below 2^32.
-    const uint64_t count = entries.size();
+    const uint64_t count = distinct.size();
     const unsigned low = static_cast<unsigned>(63 - std::countl_zero(count));
     const uint64_t lo = uint64_t{1} << low;
     log2_n = std::min(31u, count - lo < 2 * lo - count ? low : low + 1);
   }
   const unsigned bits = log2_n + log2_p;
   std::vector<uint64_t> values;
-  values.reserve(entries.size());
-  for (const Entry& e : entries) values.push_back(hash_value(e.url, e.etag, bits));
+  values.reserve(distinct.size());
+  for (const auto& [url, etag] : distinct) values.push_back(hash_value(url, etag, bits));
   std::sort(values.begin(), values.end());
   detail::BitWriter w;
   w.put(log2_n, 5);
@@ -327,6 +332,43 @@ std::vector<std::byte> CacheDigest::build(std::span<const Entry> entries, unsign
   encode_into(w, values, {.divisor = uint64_t{1} << log2_p, .unary_ones = false, .gaps = GapRule::minus_one}, count);
   return w.take();
 }
+
+namespace {
+
+// A digest carries no count of its values and no checksum: N is the number of entries
+// rounded to a power of two, and the values are hashes spread evenly over [0, N·P).
+// A digest that lost its end shows it in two ways:
+//  - values that stop short of the top of the range: the largest of c uniform values
+//    lies below a fraction x of the range with probability x^c; below 2^-40 the tail
+//    is missing. This detects a cut that removed more than about 28 values (40·ln 2 gaps
+//    of the mean width), and any cut that left c >= 16 values where N/8 were due;
+//  - too few values for N where the first test is weak (a cut that left a handful):
+//    none at all for N >= 2, or fewer than 16 where N/8 were due. A digest built from
+//    its distinct entries has at least about N/2 of them (N rounded to the nearest
+//    power, or even up). Older amq builds counted repeated lines in N; such a digest
+//    still loads unless it holds fewer than 16 distinct values for N > 8c.
+// A cut at a code boundary that removed fewer values is not detectable in this format.
+void check_complete(const std::vector<uint64_t>& values, unsigned log2_n, unsigned bits) {
+  const uint64_t n = uint64_t{1} << log2_n;
+  const uint64_t c = values.size();
+  if (n >= 2 && (c == 0 || (c < 16 && c < n / 8)))
+    throw Error(Errc::truncated, "cache digest: " + std::to_string(c) + " values where its N = " + std::to_string(n) +
+                                     " needs at least " + std::to_string(std::min<uint64_t>(16, std::max<uint64_t>(1, n / 8))) +
+                                     " (the digest is cut short)");
+  if (log2_n < 31 && c > 2 * n)
+    throw Error(Errc::corrupt, "cache digest: " + std::to_string(c) + " values where its N = " + std::to_string(n) +
+                                   " allows at most " + std::to_string(2 * n));
+  if (c == 0) return;
+  const double top = std::ldexp(static_cast<double>(values.back()) + 1.0, -static_cast<int>(bits));
+  if (static_cast<double>(c) * std::log2(top) < -40.0) {
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.3g%%", 100.0 * top);
+    throw Error(Errc::truncated, "cache digest: its " + std::to_string(c) + " values end at " + pct +
+                                     " of their range 2^" + std::to_string(bits) + " (the digest is cut short)");
+  }
+}
+
+}  // namespace
 
 CacheDigest CacheDigest::parse(std::span<const std::byte> digest) {
   CacheDigest d;
@@ -339,9 +381,15 @@ CacheDigest CacheDigest::parse(std::span<const std::byte> digest) {
   } catch (const Error& e) {
     throw Error(e.code(), std::string("cache digest: ") + e.what());
   }
+  // The encoder pads the last byte only; more zero bits are the start of a code whose
+  // end was cut off (or bytes appended).
+  if (r.remaining() >= 8)
+    throw Error(Errc::truncated, "cache digest: ends inside a value (" + std::to_string(r.remaining()) +
+                                     " zero bits after the last one)");
   const unsigned bits = d.log2_n_ + d.log2_p_;
   if (!d.values_.empty() && d.values_.back() >= (uint64_t{1} << bits))
     throw Error(Errc::corrupt, "cache digest: a value beyond N x P = 2^" + std::to_string(bits));
+  check_complete(d.values_, d.log2_n_, bits);
   d.bytes_.assign(digest.begin(), digest.end());
   return d;
 }

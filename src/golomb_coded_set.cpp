@@ -62,9 +62,20 @@ bool byte_layout_for(GolombCodedSet::Coding coding, uint64_t divisor, uint64_t m
 
 GolombCodedSet::GolombCodedSet() : GolombCodedSet(from_hashes({}, Options{})) {}
 
+namespace {
+
+// Hasher ids a Golomb-coded set may record: amq's own (1 XXH3-64, 2 XXH64, 3 murmur3)
+// and user hashers (>= 1000). 0 names no hasher; 4..999 are kept for amq's own.
+bool valid_hasher_id(uint32_t id) noexcept { return (id >= 1 && id <= 3) || id >= 1000; }
+
+}  // namespace
+
 GolombCodedSet GolombCodedSet::from_hashes(std::vector<uint64_t> hashes, const Options& options, uint32_t hasher_id) {
   if (options.coding != Coding::golomb && options.coding != Coding::rice)
     throw Error(Errc::invalid_argument, "unknown Golomb coding");
+  if (!valid_hasher_id(hasher_id))
+    throw Error(Errc::invalid_argument, "hasher id " + std::to_string(hasher_id) +
+                                            " is not a hasher's (1, 2, 3, or >= 1000 for a user hasher)");
   GolombCodedSet s{Raw{}};
   s.m_ = range_per_key_for(options.fpp);
   s.coding_ = options.coding;
@@ -1218,6 +1229,10 @@ GolombCodedSet GolombCodedSet::load(std::span<const std::byte> file) {
   s.stream_bits_ = p.u64();
   p.expect_end();
   auto bad = [](const std::string& what) { return Error(Errc::corrupt, "Golomb-coded set: " + what); };
+  if (s.hasher_id_ == 0) throw bad("hasher id 0 names no hasher");
+  if (!valid_hasher_id(s.hasher_id_))
+    throw Error(Errc::unsupported, "Golomb-coded set: hasher id " + std::to_string(s.hasher_id_) +
+                                       " is reserved for amq's own hashers and unknown to this version");
   if (coding > 1) throw bad("unknown coding " + std::to_string(coding));
   s.coding_ = static_cast<Coding>(coding);
   if (width_bits != 16 && width_bits != 32) throw bad("offset width " + std::to_string(width_bits) + " is not 16 or 32");

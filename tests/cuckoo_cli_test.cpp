@@ -2,6 +2,7 @@
 // and `add` on a full filter leaving the file as it was.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -45,11 +46,14 @@ TEST(CuckooCli, BuildQueryAddRemoveInfo) {
     ASSERT_EQ(r.status, 0) << r.err;
     r = test::run(test::cli() + " query -c " + q(file), lines(0, 700));
     EXPECT_EQ(r.out, "700\n");
-    // remove: prints the keys not found, exit 1 if any.
-    r = test::run(test::cli() + " remove " + q(file) + " k1 k2 never-added-key");
+    // remove: prints the keys not removed, exit 1 if any. Only keys listed as inserted
+    // are removed with --only-if-present-in.
+    std::ofstream(dir.file("inserted")) << lines(0, 700);
+    r = test::run(test::cli() + " remove --only-if-present-in " + q(dir.file("inserted")) + " " + q(file) +
+                  " k1 k2 never-added-key");
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_EQ(r.out, "never-added-key\n");
-    r = test::run(test::cli() + " remove " + q(file) + " k3");
+    r = test::run(test::cli() + " remove --only-inserted " + q(file) + " k3");
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, "");
     r = test::run(test::cli() + " query -v " + q(file) + " k1 k2 k3 k4");
@@ -112,6 +116,109 @@ TEST(CuckooCli, AddOnFullFilterFailsAndLeavesFileUnchanged) {
   r = test::run(test::cli() + " build -t cuckoo -n 10 -o " + q(dir.file("small.amq")), lines(0, 1000));
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("full"), std::string::npos) << r.err;
+}
+
+// Removing a key that was never inserted can delete another key's fingerprint, so
+// remove asks for --only-inserted or --only-if-present-in LIST and refuses without.
+TEST(CuckooCli, RemoveOnlyKeysThatWereInserted) {
+  test::TempDir dir;
+  const std::string file = dir.file("c.amq");
+  const std::string words = lines(0, 2000, "w");
+  std::string absent;  // 20000 keys never inserted
+  for (int i = 0; i < 20000; ++i) absent += "absent-" + std::to_string(i) + "\n";
+  std::ofstream(dir.file("words")) << words;
+  for (const std::string kind : {"cuckoo", "scalable-cuckoo"}) {
+    auto r = test::run(test::cli() + " build -t " + kind + " --fingerprint-bits 4 -o " + q(file), words);
+    ASSERT_EQ(r.status, 0) << kind << ": " << r.err;
+    const auto before = read_file(file);
+    // Without a flag: refused, one line naming the file, the file unchanged.
+    r = test::run(test::cli() + " remove " + q(file), absent);
+    EXPECT_EQ(r.status, 2) << kind;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_EQ(r.err.rfind("amq: " + file + ": refusing to remove keys without --only-inserted", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(read_file(file), before);
+    r = test::run(test::cli() + " remove --only-inserted --only-if-present-in " + q(dir.file("words")) + " " +
+                  q(file) + " w1");
+    EXPECT_NE(r.status, 0);
+    // With the list of inserted keys: the absent keys are not removed (4-bit
+    // fingerprints make most of them false positives), and every word stays.
+    r = test::run(test::cli() + " remove --only-if-present-in " + q(dir.file("words")) + " " + q(file), absent);
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.out, absent);
+    EXPECT_EQ(read_file(file), before);
+    r = test::run(test::cli() + " query -c " + q(file), words);
+    EXPECT_EQ(r.out, "2000\n") << kind;
+    // A listed key given twice is removed once.
+    r = test::run(test::cli() + " remove --only-if-present-in " + q(dir.file("words")) + " " + q(file) + " w5 w5");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.out, "w5\n");
+    r = test::run(test::cli() + " info --json " + q(file));
+    EXPECT_NE(r.out.find("\"items\":1999,"), std::string::npos) << kind << ": " << r.out;
+  }
+}
+
+// amq build makes a set: a key given many times is inserted once, so a build of
+// duplicated lines holds each key once and never fills up on copies.
+TEST(CuckooCli, BuildInsertsDuplicateKeysOnce) {
+  test::TempDir dir;
+  const std::string file = dir.file("d.amq");
+  std::string nine_k, nine_blank;
+  for (int i = 0; i < 9; ++i) nine_k += "k\n", nine_blank += "\n";
+  std::string repeated;  // 3000 lines, 300 distinct keys, each 10 times
+  for (int copy = 0; copy < 10; ++copy) repeated += lines(0, 300);
+  for (const std::string kind : {"cuckoo", "scalable-cuckoo"}) {
+    for (const std::string& input : {nine_k, nine_blank}) {
+      auto r = test::run(test::cli() + " build -t " + kind + " -o " + q(file), input);
+      ASSERT_EQ(r.status, 0) << kind << ": " << r.err;
+      r = test::run(test::cli() + " info --json " + q(file));
+      EXPECT_NE(r.out.find("\"items\":1,"), std::string::npos) << kind << ": " << r.out;
+    }
+    auto r = test::run(test::cli() + " query -c " + q(file), "\n");
+    EXPECT_EQ(r.out, "1\n") << kind;  // the blank key
+    r = test::run(test::cli() + " build -t " + kind + " -o " + q(file), repeated);
+    ASSERT_EQ(r.status, 0) << kind << ": " << r.err;
+    r = test::run(test::cli() + " info --json " + q(file));
+    EXPECT_NE(r.out.find("\"items\":300,"), std::string::npos) << kind << ": " << r.out;
+    r = test::run(test::cli() + " query -c " + q(file), lines(0, 300));
+    EXPECT_EQ(r.out, "300\n") << kind;
+    // One remove takes a key out: it was stored once.
+    r = test::run(test::cli() + " remove --only-inserted " + q(file) + " k7");
+    EXPECT_EQ(r.status, 0) << r.err;
+    r = test::run(test::cli() + " info --json " + q(file));
+    EXPECT_NE(r.out.find("\"items\":299,"), std::string::npos) << kind << ": " << r.out;
+  }
+}
+
+// amq add counts copies: adding a key that is there stores one more copy, up to 2b
+// per key (its two buckets), and a remove takes one copy away. Past 2b the error says
+// so, rather than calling the filter full.
+TEST(CuckooCli, AddCountsCopiesAndNamesTheLimit) {
+  test::TempDir dir;
+  const std::string file = dir.file("c.amq");
+  for (const std::string kind : {"cuckoo", "scalable-cuckoo"}) {
+    auto r = test::run(test::cli() + " build -t " + kind + " --bucket-size 2 -n 1000 -o " + q(file), lines(0, 100));
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = test::run(test::cli() + " add " + q(file) + " k5 k5");  // 3 copies
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (int i = 0; i < 3; ++i) {
+      r = test::run(test::cli() + " query " + q(file) + " k5");
+      EXPECT_EQ(r.out, "k5\n") << kind << " after " << i << " removes";
+      r = test::run(test::cli() + " remove --only-inserted " + q(file) + " k5");
+      EXPECT_EQ(r.status, 0) << r.err;
+    }
+    r = test::run(test::cli() + " query " + q(file) + " k5");
+    EXPECT_EQ(r.status, 1) << kind << ": 3 copies added, 3 removed";
+    r = test::run(test::cli() + " add " + q(file) + " k6 k6 k6");  // 4 = 2b copies
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto before = read_file(file);
+    r = test::run(test::cli() + " add " + q(file) + " k6");
+    EXPECT_EQ(r.status, 2) << kind;
+    EXPECT_NE(r.err.find("too many copies of this key"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("at most 2b = 4 copies"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("full"), std::string::npos) << r.err;
+    EXPECT_EQ(read_file(file), before);
+  }
 }
 
 TEST(CuckooCli, CorruptFileIsAClearError) {

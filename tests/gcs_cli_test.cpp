@@ -2,9 +2,12 @@
 // Cache Digests.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "amq/format.hpp"
 #include "amq/golomb_coded_set.hpp"
 #include "test_util.hpp"
 
@@ -154,6 +157,38 @@ TEST(GcsCli, CacheDigest) {
   r = run(amq_cmd() + " query --format cache-digest '" + dir.file("bad") + "' x");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("base64url"), std::string::npos) << r.err;
+}
+
+// A file whose hasher amq does not have: one rule for query and info, an error naming
+// the file. Hasher id 0 names no hasher: the file is corrupt, for query and info alike.
+TEST(GcsCli, HasherTheCliCannotCompute) {
+  TempDir dir;
+  std::vector<std::string> keys = {"apple", "pear", "plum"};
+  const auto file = amq::GolombCodedSet::build(keys).serialize();
+  auto with_hasher = [&](uint32_t id) {
+    const amq::Container c = amq::parse_container(file);
+    std::vector<std::byte> params(c.params.begin(), c.params.end());
+    std::memcpy(params.data(), &id, 4);
+    const auto out = amq::write_container(amq::Kind::gcs, params, c.payload);
+    return std::string(reinterpret_cast<const char*>(out.data()), out.size());
+  };
+  write(dir.file("user.amq"), with_hasher(1000));
+  write(dir.file("zero.amq"), with_hasher(0));
+  for (const std::string key : {" apple", ""}) {  // query, info
+    const std::string cmd = key.empty() ? " info " : " query ";
+    auto r = run(amq_cmd() + cmd + "'" + dir.file("user.amq") + "'" + key);
+    EXPECT_EQ(r.status, 2) << cmd << r.out;
+    EXPECT_TRUE(r.out.empty()) << cmd << r.out;
+    EXPECT_EQ(r.err.rfind("amq: " + dir.file("user.amq") + ": ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("user-defined hasher (id 1000), which amq cannot compute"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("contains_hash"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    r = run(amq_cmd() + cmd + "'" + dir.file("zero.amq") + "'" + key);
+    EXPECT_EQ(r.status, 2) << cmd << r.out;
+    EXPECT_TRUE(r.out.empty()) << cmd << r.out;
+    EXPECT_EQ(r.err.rfind("amq: " + dir.file("zero.amq") + ": ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("hasher id 0 names no hasher"), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace

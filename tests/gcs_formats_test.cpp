@@ -551,10 +551,101 @@ TEST(CacheDigest, BuildParseRoundTrip) {
   EXPECT_TRUE(amq::CacheDigest::parse(amq::CacheDigest::build({}, 5)).values().empty());
   // Nearest in value: 23 -> 16 (7 away, 32 is 9 away), 24 -> 32 (a tie goes up), 5 -> 4.
   for (auto [count, log2n] : {std::pair{23, 4u}, {24, 5u}, {5, 2u}, {2, 1u}}) {
-    const std::vector<amq::CacheDigest::Entry> many(static_cast<size_t>(count), {"u", ""});
+    std::vector<std::string> names;
+    for (int i = 0; i < count; ++i) names.push_back(std::string("u").append(std::to_string(i)));
+    std::vector<amq::CacheDigest::Entry> many;
+    for (const auto& u : names) many.push_back({u, ""});
+    EXPECT_EQ(amq::CacheDigest::parse(amq::CacheDigest::build(many, 5)).log2_n(), log2n) << count;
+    // An entry listed twice counts once.
+    many.insert(many.end(), many.begin(), many.end());
     EXPECT_EQ(amq::CacheDigest::parse(amq::CacheDigest::build(many, 5)).log2_n(), log2n) << count;
   }
+  const std::vector<amq::CacheDigest::Entry> same(23, {"u", ""});
+  EXPECT_EQ(amq::CacheDigest::parse(amq::CacheDigest::build(same, 5)).log2_n(), 0u);
   EXPECT_EQ(amq::CacheDigest::log2_p_for(1.0 / 8192), 13u);
+}
+
+TEST(CacheDigest, CompleteDigestsOfEverySizeParse) {
+  // The completeness checks never refuse a digest as built, whatever its N and P.
+  std::vector<std::string> urls;
+  for (int i = 0; i < 3000; ++i) urls.push_back("https://example.org/p/" + std::to_string(i));
+  std::vector<amq::CacheDigest::Entry> entries;
+  for (const auto& u : urls) entries.push_back({u, ""});
+  for (unsigned log2_p : {0u, 1u, 2u, 5u, 7u, 13u, 31u}) {
+    for (size_t count = 0; count <= 3000; count += count < 80 ? 1 : count < 600 ? 37 : 997) {
+      const auto sub = std::span(entries).first(count);
+      const auto d = amq::CacheDigest::parse(amq::CacheDigest::build(sub, log2_p));
+      for (const auto& e : sub) ASSERT_TRUE(d.contains(e.url, e.etag)) << count << " " << log2_p;
+    }
+  }
+}
+
+TEST(CacheDigest, TruncationIsRejectedUnlessOnlyTheLastFewValuesAreLost) {
+  std::vector<std::string> urls;
+  for (int i = 0; i < 200; ++i) urls.push_back("https://example.com/t/" + std::to_string(i));
+  std::vector<amq::CacheDigest::Entry> entries;
+  for (const auto& u : urls) entries.push_back({u, ""});
+  const auto full_bytes = amq::CacheDigest::build(entries, 7);
+  const auto full = amq::CacheDigest::parse(full_bytes).values();
+  ASSERT_EQ(full.size(), 200u);
+  // Every cut of the bytes, and of the base64url text (as `head -c` makes it): an
+  // error, or a digest that kept a prefix of the values and lost only the last few.
+  // The format has no count or checksum, so a cut at a code boundary that removed
+  // fewer than about 28 values looks like a complete digest; anything more is refused.
+  const std::string text = amq::base64url_encode(full_bytes);
+  size_t accepted = 0, max_lost = 0;
+  auto try_parse = [&](auto&& make, size_t n) {
+    try {
+      const auto d = amq::CacheDigest::parse(make());
+      const auto& got = d.values();
+      ASSERT_LE(got.size(), full.size());
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), full.begin())) << n;
+      const size_t lost = full.size() - got.size();
+      EXPECT_LE(lost, 50u) << "accepted a digest cut to " << n << " that lost " << lost << " of 200 values";
+      max_lost = std::max(max_lost, lost);
+      accepted += lost > 0;
+    } catch (const amq::Error& e) {
+      EXPECT_TRUE(e.code() == Errc::truncated || e.code() == Errc::corrupt) << n << ": " << e.what();
+    }
+  };
+  for (size_t n = 0; n < full_bytes.size(); ++n)
+    try_parse([&] { return std::vector<std::byte>(full_bytes.begin(), full_bytes.begin() + n); }, n);
+  for (size_t n = 0; n < text.size(); ++n) try_parse([&] { return amq::base64url_decode(text.substr(0, n)); }, n);
+  EXPECT_LT(accepted, 40u);
+  EXPECT_LE(max_lost, 50u);
+  // Zero bytes after the padding are refused too.
+  auto longer = full_bytes;
+  longer.push_back(std::byte{0});
+  expect_errc(Errc::truncated, [&] { amq::CacheDigest::parse(longer); });
+  // Too few values for N: the header says N = 1024, one value follows.
+  expect_errc(Errc::truncated, [] { amq::CacheDigest::parse(amq::base64url_decode("UeLA")); });
+}
+
+// A digest as amq wrote it before N counted distinct entries: `lines` input lines of
+// `distinct` URLs, N rounded from `lines`.
+std::vector<std::byte> digest_with_n(unsigned log2_n, int distinct, unsigned log2_p) {
+  std::vector<uint64_t> values;
+  for (int i = 0; i < distinct; ++i)
+    values.push_back(amq::CacheDigest::hash_value("https://example.net/" + std::to_string(i), "", log2_n + log2_p));
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  amq::detail::BitWriter w;
+  w.put(log2_n, 5);
+  w.put(log2_p, 5);
+  const amq::detail::GolombCode code(uint64_t{1} << log2_p, false);
+  for (size_t i = 0; i < values.size(); ++i) code.encode(w, i == 0 ? values[0] : values[i] - values[i - 1] - 1);
+  return w.take();
+}
+
+TEST(CacheDigest, OlderDigestsOfRepeatedLinesStillLoad) {
+  // 2,000 log lines of 100 URLs (N = 2048): the values reach the top of their range.
+  const auto d = amq::CacheDigest::parse(digest_with_n(11, 100, 7));
+  EXPECT_EQ(d.log2_n(), 11u);
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(d.contains("https://example.net/" + std::to_string(i)));
+  EXPECT_EQ(amq::CacheDigest::parse(digest_with_n(11, 16, 7)).values().size(), 16u);
+  // Fewer than 16 values where N/8 were due cannot be told from a cut digest: refused.
+  expect_errc(Errc::truncated, [] { amq::CacheDigest::parse(digest_with_n(11, 15, 7)); });
+  expect_errc(Errc::truncated, [] { amq::CacheDigest::parse(digest_with_n(11, 1, 7)); });
 }
 
 TEST(CacheDigest, RejectsMalformed) {

@@ -481,6 +481,26 @@ TEST(GolombCodedSet, LoadRejectsCorruption) {
   expect_errc(Errc::checksum_mismatch, [&] { GolombCodedSet::load(flipped); });
   // Params offsets: 0 hasher, 4 coding, 5 width, 6 layout, 8 seed, 16 keys, 24 values,
   // 32 M, 40 range, 48 divisor, 56 bucket width, 64 stream bits.
+  // Hasher id 0 names no hasher; 4..999 are kept for amq's own; user hashers are >= 1000.
+  auto with_hasher = [&](uint32_t id) {
+    return rewrite(file, [id](auto& p) { std::memcpy(p.data(), &id, 4); }, {});
+  };
+  expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(with_hasher(0)); });
+  expect_errc(Errc::unsupported, [&] { GolombCodedSet::load(with_hasher(4)); });
+  expect_errc(Errc::unsupported, [&] { GolombCodedSet::load(with_hasher(999)); });
+  EXPECT_EQ(GolombCodedSet::load(with_hasher(1000)).hasher_id(), 1000u);
+  EXPECT_EQ(GolombCodedSet::load(with_hasher(2)).hasher_id(), 2u);
+  expect_errc(Errc::invalid_argument, [] { GolombCodedSet::from_hashes({1, 2}, {}, 0); });
+  expect_errc(Errc::invalid_argument, [] { GolombCodedSet::from_hashes({1, 2}, {}, 17); });
+  // open_set (the CLI's loader) refuses a set whose hasher amq does not have.
+  try {
+    (void)load_set(with_hasher(1000));
+    ADD_FAILURE() << "open_set accepted a user hasher's set";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::unsupported);
+    EXPECT_NE(std::string(e.what()).find("user-defined hasher (id 1000)"), std::string::npos) << e.what();
+  }
+  expect_errc(Errc::corrupt, [&] { (void)load_set(with_hasher(0)); });
   expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { p[4] = std::byte{7}; }, {})); });
   expect_errc(Errc::corrupt, [&] { GolombCodedSet::load(rewrite(file, [](auto& p) { p[5] = std::byte{8}; }, {})); });
   ASSERT_TRUE(s.byte_layout());

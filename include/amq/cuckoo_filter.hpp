@@ -21,8 +21,11 @@
 //    (its two buckets full of it); count() tells the copies, erase() removes one.
 //    insert_unique() inserts only keys not already (apparently) present.
 //  * Erasing a key that was never inserted may remove another key's fingerprint
-//    (one that collides with it) and so cause that key's false negative. Only erase
-//    keys you inserted.
+//    (one that collides with it) and so cause that key's false negative: the "no false
+//    negatives" above holds only while every erase is of a key inserted (and not yet
+//    erased as often). A false positive is indistinguishable from a stored key, so the
+//    filter cannot check this; only erase keys you know you inserted (the amq CLI's
+//    remove asks for --only-inserted or a list of inserted keys).
 //  * Fills to >= 95% of its slots with b = 4 before the first failed insert (84% with
 //    b = 2, 97% with b = 8) when f >= 8; `create` sizes the table for that load.
 //    Fingerprints shorter than 8 bits work, but give fewer alternate buckets and fill

@@ -356,12 +356,15 @@ class CacheDigest {
     std::string_view url;
     std::string_view etag;  // with its quotes (and W/), or empty when not validated
   };
-  // N = the number of entries rounded to the nearest power of two (a tie, as 3 or 6,
-  // goes up; at least 1, at most 2^31), P = 2^log2_p (log2_p <= 31).
+  // N = the number of distinct entries rounded to the nearest power of two (a tie, as 3
+  // or 6, goes up; at least 1, at most 2^31), P = 2^log2_p (log2_p <= 31).
   static std::vector<std::byte> build(std::span<const Entry> entries, unsigned log2_p);
   // log2(P) for a target false-positive rate: round(log2(1/fpp)), at least 1.
   static unsigned log2_p_for(double fpp);
-  // Parses and decodes a digest (raw bytes); throws amq::Error when malformed.
+  // Parses and decodes a digest (raw bytes); throws amq::Error when malformed, and
+  // Errc::truncated when the values are too few for N or stop short of the top of their
+  // range (the format has no count: a cut that removes only the last few values, at a
+  // code boundary, cannot be told from a complete digest; docs/format.md has the rules).
   static CacheDigest parse(std::span<const std::byte> digest);
 
   // SHA-256 of URL then ETag, its first log2(N·P) bits (the top bits of the digest

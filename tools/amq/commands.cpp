@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 
 #include "amq/any_set.hpp"
 #include "amq/error.hpp"
@@ -251,21 +253,50 @@ void add_remove(CLI::App& app, int& status) {
     std::string file;
     std::vector<std::string> keys;
     KeyType key_type = KeyType::str;
+    bool only_inserted = false;
+    std::string inserted_list;
   };
   auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("remove", "remove keys from a set that can erase; prints the keys not found");
+  auto* cmd = app.add_subcommand(
+      "remove",
+      "remove keys from a set that can erase; prints the keys not removed.\n"
+      "Only keys that were inserted may be removed, each at most as often as it was added: a filter stores "
+      "fingerprints, and removing any other key can delete the fingerprint of a key that is in the set, which is "
+      "then reported absent. So remove asks for --only-inserted (you state that every key was inserted) or "
+      "--only-if-present-in LIST (only keys listed in LIST, e.g. the keys the set was built from, are removed)");
   cmd->add_option("file", o->file, "set file")->required();
   cmd->add_option("keys", o->keys, "keys (default: lines of stdin)");
   add_key_type_option(*cmd, o->key_type);
+  auto* only = cmd->add_flag("--only-inserted", o->only_inserted,
+                             "state that every key given was inserted into the set (and not removed since)");
+  cmd->add_option("--only-if-present-in", o->inserted_list,
+                  "remove only the keys listed in LIST (one a line, read as --key-type says), each once; the "
+                  "others are printed as not removed")
+      ->type_name("LIST")
+      ->excludes(only);
   cmd->callback([o, &status] {
+    if (!o->only_inserted && o->inserted_list.empty())
+      throw Error(Errc::invalid_argument,
+                  o->file + ": refusing to remove keys without --only-inserted or --only-if-present-in LIST: removing a "
+                            "key that was never inserted can delete another key's fingerprint, which is then "
+                            "reported absent (see 'amq remove --help')");
+    if (o->inserted_list == "-" && o->keys.empty())
+      throw Error(Errc::invalid_argument, "--only-if-present-in - needs the keys as arguments (stdin is the list)");
     auto set = load_path(o->file, "auto");
     if (!set->supports_erase())
       throw Error(Errc::unsupported, o->file + ": a " + std::string(kind_name(set->kind())) + " cannot remove keys");
     const KeyList keys = read_keys(o->keys, {}, o->key_type, true);
     const auto views = keys.views();
+    KeyList listed;
+    std::unordered_set<std::string_view> allowed;
+    if (!o->inserted_list.empty()) {
+      listed = read_keys({}, {o->inserted_list}, o->key_type, true);
+      for (Bytes k : listed.views()) allowed.insert(as_chars(k));
+    }
     size_t missing = 0;
     for (size_t i = 0; i < views.size(); ++i) {
-      if (!set->erase(views[i])) {
+      // A listed key is removed once (a second removal could take another key's copy).
+      if ((!o->inserted_list.empty() && allowed.erase(as_chars(views[i])) == 0) || !set->erase(views[i])) {
         fmt::print("{}\n", keys.text[i]);
         ++missing;
       }
