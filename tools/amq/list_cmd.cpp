@@ -53,6 +53,7 @@ void add_list(CLI::App& app, int& status) {
   add_key_type_option(*cmd, o->key_type);
   cmd->callback([o, prefix, from, to, &status] {
     SuccinctSet set;
+    note_open_file(o->file);
     try {
       set = SuccinctSet::open(o->file);
     } catch (const Error& e) {
