@@ -261,8 +261,8 @@ void add_key_type_option(CLI::App& cmd, KeyType& type) {
 void write_output(const std::string& path, std::span<const std::byte> data) {
   if (path == "-") {
     if (::isatty(1)) throw Error(Errc::invalid_argument, "refusing to write a binary file to a terminal (use -o FILE)");
-    if (std::fwrite(data.data(), 1, data.size(), stdout) != data.size() || std::fflush(stdout) != 0)
-      throw Error(Errc::io, "cannot write standard output");
+    write_stdout(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
+    flush_stdout();
     return;
   }
   write_file_atomic(path, data);
