@@ -82,6 +82,14 @@ wait_locked "$T/r.amq"
 "$AMQ" remove --wait 0.2 "$T/r.amq" 1 > /dev/null 2> "$T/err"
 check "remove --wait on a locked file: status" 2 $?
 check "remove --wait: the error" "amq: $T/r.amq: locked by another writer" "$(cat "$T/err")"
+seq 1 5 | "$AMQ" build -t bloom --wait 0.2 -o "$f" 2> "$T/err"
+check "build over a locked file: status" 2 $?
+check "build over a locked file: the error" "amq: $f: locked by another writer" "$(cat "$T/err")"
+check "build over a locked file: file unchanged" "$before" "$(cksum < "$f")"
+for bad in -1 nan; do
+  "$AMQ" add --wait "$bad" "$f" k 2> "$T/err"
+  check "add --wait $bad refused" "2 1" "$? $(grep -c -- '--wait' "$T/err")"
+done
 "$AMQ" add "$f" waited-key
 check "add without --wait waits for the lock" 0 $?
 check "the waiting add's key present" 0 "$("$AMQ" query -c "$f" waited-key > /dev/null; echo $?)"

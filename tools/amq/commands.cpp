@@ -70,6 +70,19 @@ void save_path(const std::string& path, const AnySet& set) {
   }
 }
 
+// --wait SECONDS of add, remove and build: how long to wait for another writer's lock.
+CLI::Option* add_wait_option(CLI::App& cmd, double& seconds) {
+  return cmd.add_option("--wait", seconds,
+                        "wait at most SECONDS for another amq writer of the file to finish (default: as long as it "
+                        "takes)");
+}
+
+std::optional<std::chrono::milliseconds> wait_limit(const CLI::Option* opt, double seconds) {
+  if (!*opt) return std::nullopt;
+  if (!(seconds >= 0)) throw Error(Errc::invalid_argument, "--wait: expected a number of seconds >= 0");
+  return std::chrono::milliseconds(static_cast<int64_t>(std::min(seconds, 1e9) * 1000.0));
+}
+
 std::string json_escape(std::string_view s) {
   std::string out;
   for (unsigned char c : s) {
@@ -104,6 +117,7 @@ void add_build(CLI::App& app, int& status) {
     std::string tail_coding;
     RedisTarget redis;
     Bip158Opts bip158;
+    double wait = 0;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("build", "build a set from keys (lines of FILEs, or stdin)");
@@ -129,10 +143,11 @@ void add_build(CLI::App& app, int& status) {
                                 "makes the set smaller; the default), always, never")
                     ->check(CLI::IsMember({"auto", "always", "never"}));
   o->bip158.add(*cmd);
+  auto* wait = add_wait_option(*cmd, o->wait);
   cmd->add_option("files", o->files, "key files (default: stdin)");
   cmd->add_option("--redis", o->redis.url, "add to a shared scalable-bloom in Redis: redis://[user:password@]host:port[/db]");
   cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
-  cmd->callback([o, cap, growth, tight, fbits, bsize, tcode, cmd, &status] {
+  cmd->callback([o, cap, growth, tight, fbits, bsize, tcode, cmd, wait, &status] {
     if (!o->redis.url.empty() || !o->redis.name.empty()) {
       RedisBuildOptions r{o->kind, o->format, o->out, {}, {}, {}, {}, {}};
       if (*cap) r.capacity = o->capacity;
@@ -159,7 +174,13 @@ void add_build(CLI::App& app, int& status) {
     const KeyList keys = read_keys({}, o->files, o->key_type, true);
     const auto views = keys.views();
     auto set = build_set(kind, opt, views);
-    save_path(o->out, *set);
+    // Replacing a file that amq writers may be updating: take turns with them, or
+    // either this file or their update would be lost.
+    std::optional<FileLock> lock;
+    struct stat st {};
+    if (o->out != "-" && ::stat(o->out.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      lock.emplace(o->out, wait_limit(wait, o->wait));
+    save_path(lock ? lock->path() : o->out, *set);
     status = 0;
   });
 }
@@ -207,22 +228,6 @@ void add_query(CLI::App& app, int& status) {
   });
 }
 
-namespace {
-
-// --wait SECONDS of add and remove: how long to wait for another writer's lock.
-CLI::Option* add_wait_option(CLI::App& cmd, double& seconds) {
-  return cmd
-      .add_option("--wait", seconds,
-                  "wait at most SECONDS for another amq writer of the file to finish (default: as long as it takes)")
-      ->check(CLI::NonNegativeNumber);
-}
-
-std::optional<std::chrono::milliseconds> wait_limit(const CLI::Option* opt, double seconds) {
-  if (!*opt) return std::nullopt;
-  return std::chrono::milliseconds(static_cast<int64_t>(std::min(seconds, 1e9) * 1000.0));
-}
-
-}  // namespace
 
 void add_add(CLI::App& app, int& status) {
   struct Opts {
