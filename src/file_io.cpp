@@ -108,7 +108,10 @@ void write_file_atomic(const std::string& path, std::span<const std::byte> data)
   // Replace the file a link names, not the link; keep an existing file's mode and owner.
   const std::string target = resolve_links(path);
   struct stat old {};
-  const bool exists = ::stat(target.c_str(), &old) == 0 && S_ISREG(old.st_mode);
+  const bool exists = ::stat(target.c_str(), &old) == 0;
+  // Renaming over a device, fifo or directory would replace it (a link to /dev/null
+  // would make /dev/null a regular file): only regular files are replaced.
+  if (exists && !S_ISREG(old.st_mode)) throw Error(Errc::io, path + ": not a regular file, not replaced");
   std::string tmp;
   int raw = -1;
   for (int attempt = 0; raw < 0; ++attempt) {

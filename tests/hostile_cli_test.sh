@@ -112,6 +112,13 @@ ln -s new-target.amq "$T/dangling.amq"
 seq 1 10 | "$AMQ" build -t bloom -o "$T/dangling.amq"
 check "build through a dangling link keeps the link" "new-target.amq" "$(readlink "$T/dangling.amq")"
 check "and creates its target" 0 "$("$AMQ" query "$T/new-target.amq" 5 > /dev/null 2>&1; echo $?)"
+mkfifo "$T/fifo0"
+ln -s fifo0 "$T/to-fifo.amq"
+seq 1 10 | "$AMQ" build -t bloom -o "$T/to-fifo.amq" 2> "$T/err"
+check "build through a link to a fifo: status" 2 $?
+check "build through a link to a fifo: the error" "amq: $T/to-fifo.amq: not a regular file, not replaced" "$(cat "$T/err")"
+[ -p "$T/fifo0" ]
+check "the fifo is still a fifo" 0 $?
 chmod 640 "$T/sub/t.amq"
 "$AMQ" add "$T/l.amq" mode-key
 check "add keeps mode 640" 640 "$(stat -c %a "$T/sub/t.amq")"

@@ -40,7 +40,9 @@ namespace amq {
 std::vector<std::byte> read_file(const std::string& path);
 
 // Atomically replaces (or creates) `path` with `data`. "-" is not special here.
-// Symbolic links are followed; mode and owner of an existing file are kept.
+// Symbolic links are followed; mode and owner of an existing file are kept. A path
+// that names something other than a regular file (a device, a fifo) is not replaced:
+// Errc::io.
 void write_file_atomic(const std::string& path, std::span<const std::byte> data);
 
 // The file a path names once every symbolic link in its last component is followed
