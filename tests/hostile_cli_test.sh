@@ -249,6 +249,7 @@ full "store get" store get "$T/store" k
 seq -f 'key%g' 100 | "$AMQ" build -t succinct -o "$T/s2.trie"
 full "list" list "$T/s2.trie"
 full "--help" --help
+full "bench" bench --synthetic 1000 --min-time 0.01 --only bloom
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
