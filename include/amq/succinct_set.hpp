@@ -98,6 +98,8 @@
 //    load(bytes) copies. Both validate every length and offset, every rank/select
 //    directory entry, and the shape of the trie before the first query, so a
 //    corrupted or hostile file is an amq::Error, never a crash or a hang.
+//    An opened file must not be truncated while the set lives: reading a page past
+//    the new end raises SIGBUS (amq/file_io.hpp); replace it by rename instead.
 //  * Large sets: every position is 64-bit, and a test (AMQ_LARGE_TESTS=1) builds,
 //    writes, maps and checks a set of 4.7·10^9 key bytes. A build holds the keys, the
 //    set and 8 bytes a key (32 while sorting): one pass over the sorted keys sizes the
