@@ -228,7 +228,6 @@ void add_query(CLI::App& app, int& status) {
   });
 }
 
-
 void add_add(CLI::App& app, int& status) {
   struct Opts {
     std::string file;
