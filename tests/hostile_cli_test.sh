@@ -247,7 +247,9 @@ full "info --json" info --json "$T/words.amq"
 full "query" query "$T/words.amq" apple
 full "query stdin" query "$T/words.amq" < "$T/words"
 full "query -c" query -c "$T/words.amq" apple
-full "remove" remove "$T/cu.amq" absent-key
+before=$(cksum < "$T/cu.amq")
+full "remove" remove "$T/cu.amq" 3 absent-key
+check "remove whose output failed leaves the file unchanged" "$before" "$(cksum < "$T/cu.amq")"
 full "store stats" store stats "$T/store"
 full "store get" store get "$T/store" k
 seq -f 'key%g' 100 | "$AMQ" build -t succinct -o "$T/s2.trie"

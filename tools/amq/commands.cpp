@@ -290,6 +290,7 @@ void add_remove(CLI::App& app, int& status) {
         ++missing;
       }
     }
+    flush_stdout();  // the keys not found: if they cannot be written, the file stays as it was
     save_path(lock.path(), *set);
     status = missing ? 1 : 0;
   });

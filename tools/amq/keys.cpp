@@ -166,8 +166,13 @@ void write_stdout(std::string_view text) {
 }
 
 void flush_stdout() {
-  if (std::fflush(stdout) != 0)
-    throw Error(Errc::io, std::string("cannot write standard output: ") + std::strerror(errno));
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    // An earlier write may have failed (ferror) with its errno since overwritten.
+    const int err = errno;
+    throw Error(Errc::io, err ? std::string("cannot write standard output: ") + std::strerror(err)
+                              : std::string("cannot write standard output"));
+  }
 }
 
 int run_query(const std::vector<std::string>& args, KeyType type, bool invert, bool count, const LookupFn& lookup) {
