@@ -14,7 +14,7 @@ packages=(
   # libraries amq uses
   libxxhash-dev libcli11-dev libfmt-dev libssl-dev libhiredis-dev
   # tests and benchmarks
-  googletest libgtest-dev libbenchmark-dev
+  googletest libgtest-dev libbenchmark-dev time
   # outside implementations amq is checked or measured against
   default-jdk-headless libguava-java redis-server redis-tools
   libbloom-dev libmarisa-dev libleveldb-dev

@@ -52,6 +52,8 @@
 //    load(bytes) copies. Both validate every length and offset, every rank/select
 //    directory entry, and the shape of the trie before the first query, so a
 //    corrupted or hostile file is an amq::Error, never a crash or a hang.
+//    An opened file must not be truncated while the set lives: reading a page past
+//    the new end raises SIGBUS (amq/file_io.hpp); replace it by rename instead.
 //  * Large sets: every position is 64-bit, and a test (AMQ_LARGE_TESTS=1) builds,
 //    writes, maps and checks a set of 4.7·10^9 key bytes. bytes() is the file, for
 //    writing it out without a copy.

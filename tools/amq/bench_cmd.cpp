@@ -46,7 +46,7 @@ void add_bench(CLI::App& app, int& status) {
       fmt::print("{:<28} {:>10} {:>12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n", "structure", "n", "bytes",
                  "bits/key", "fpp tgt", "fpp meas", "build ns", "pos ns", "neg ns", "batch ns", "params / note");
     }
-    std::fflush(stdout);
+    flush_stdout();
     bench::run_all(o->b, [&](const bench::Row& r) {
       if (json) {
         fmt::print(

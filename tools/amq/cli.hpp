@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,29 @@ KeyList read_keys(const std::vector<std::string>& args, const std::vector<std::s
                   bool progress);
 void add_key_type_option(CLI::App& cmd, KeyType& type);
 
+// Key lines of standard input in batches: at most a few thousand keys, or fewer when
+// no more input is waiting, so that answers keep pace with a slow producer and memory
+// does not grow with the input. Decoding errors name "<stdin>:LINE".
+void for_each_stdin_batch(KeyType type, const std::function<void(const KeyList&)>& batch);
+
+// `amq query`'s loop: the keys (arguments, or else stdin in batches) are looked up a
+// batch at a time and the selected ones printed (or, with `count`, their number), the
+// output flushed after each batch. Returns the exit status: 0 if any key was selected.
+using LookupFn = std::function<void(std::span<const Bytes> keys, std::span<bool> hits)>;
+int run_query(const std::vector<std::string>& args, KeyType type, bool invert, bool count, const LookupFn& lookup);
+
+// Writes to standard output; throws Errc::io "cannot write standard output: REASON".
+void write_stdout(std::string_view text);
+void flush_stdout();
+
+// Text safe to print on one terminal line: control characters, C1 controls and bytes
+// that are not UTF-8 are escaped (\n, \t, \r, \e, \xNN); everything else is kept.
+std::string escape_text(std::string_view s);
+
+// Names the file whose mapping a SIGBUS would concern, for the CLI's one-line error
+// (main.cpp installs the handler).
+void note_open_file(const std::string& path);
+
 // Writes `data` to `path` atomically ("-" = stdout).
 void write_output(const std::string& path, std::span<const std::byte> data);
 
@@ -54,7 +79,8 @@ struct RedisBuildOptions {
   std::optional<double> fpp, growth, tightening;  // unset: not given on the command line
 };
 int redis_build(const RedisTarget& target, const RedisBuildOptions& options, const KeyList& keys);
-int redis_query(const RedisTarget& target, const KeyList& keys, bool invert, bool count);
+int redis_query(const RedisTarget& target, const std::vector<std::string>& args, KeyType type, bool invert,
+                bool count);
 int redis_info(const RedisTarget& target, bool json);
 // `amq info`'s text form: a line a field, names in a column as wide as the longest.
 void print_info_text(const SetInfo& i);

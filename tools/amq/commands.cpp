@@ -1,8 +1,12 @@
 // amq build | query | add | remove | info
 #include <fmt/core.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -17,6 +21,7 @@ namespace {
 
 // Loads FILE in the given format; errors name the file.
 std::unique_ptr<AnySet> load_path(const std::string& path, const std::string& format) {
+  note_open_file(path);
   try {
     LoadOptions options;
     options.format = format;
@@ -30,6 +35,7 @@ std::unique_ptr<AnySet> load_path(const std::string& path, const std::string& fo
 
 // Loads FILE with format-specific options (bip158's --siphash-key, ...).
 std::unique_ptr<AnySet> load_path(const std::string& path, const LoadOptions& options) {
+  note_open_file(path);
   try {
     return open_set(path, options);
   } catch (const Error& e) {
@@ -66,6 +72,19 @@ void save_path(const std::string& path, const AnySet& set) {
   }
 }
 
+// --wait SECONDS of add, remove and build: how long to wait for another writer's lock.
+CLI::Option* add_wait_option(CLI::App& cmd, double& seconds) {
+  return cmd.add_option("--wait", seconds,
+                        "wait at most SECONDS for another amq writer of the file to finish (default: as long as it "
+                        "takes)");
+}
+
+std::optional<std::chrono::milliseconds> wait_limit(const CLI::Option* opt, double seconds) {
+  if (!*opt) return std::nullopt;
+  if (!(seconds >= 0)) throw Error(Errc::invalid_argument, "--wait: expected a number of seconds >= 0");
+  return std::chrono::milliseconds(static_cast<int64_t>(std::min(seconds, 1e9) * 1000.0));
+}
+
 std::string json_escape(std::string_view s) {
   std::string out;
   for (unsigned char c : s) {
@@ -100,6 +119,7 @@ void add_build(CLI::App& app, int& status) {
     std::string tail_coding;
     RedisTarget redis;
     Bip158Opts bip158;
+    double wait = 0;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("build", "build a set from keys (lines of FILEs, or stdin)");
@@ -125,10 +145,11 @@ void add_build(CLI::App& app, int& status) {
                                 "makes the set smaller; the default), always, never")
                     ->check(CLI::IsMember({"auto", "always", "never"}));
   o->bip158.add(*cmd);
+  auto* wait = add_wait_option(*cmd, o->wait);
   cmd->add_option("files", o->files, "key files (default: stdin)");
   cmd->add_option("--redis", o->redis.url, "add to a shared scalable-bloom in Redis: redis://[user:password@]host:port[/db]");
   cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
-  cmd->callback([o, cap, growth, tight, fbits, bsize, tcode, cmd, &status] {
+  cmd->callback([o, cap, growth, tight, fbits, bsize, tcode, cmd, wait, &status] {
     if (!o->redis.url.empty() || !o->redis.name.empty()) {
       RedisBuildOptions r{o->kind, o->format, o->out, {}, {}, {}, {}, {}};
       if (*cap) r.capacity = o->capacity;
@@ -155,7 +176,13 @@ void add_build(CLI::App& app, int& status) {
     const KeyList keys = read_keys({}, o->files, o->key_type, true);
     const auto views = keys.views();
     auto set = build_set(kind, opt, views);
-    save_path(o->out, *set);
+    // Replacing a file that amq writers may be updating: take turns with them, or
+    // either this file or their update would be lost.
+    std::optional<FileLock> lock;
+    struct stat st {};
+    if (o->out != "-" && ::stat(o->out.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      lock.emplace(o->out, wait_limit(wait, o->wait));
+    save_path(lock ? lock->path() : o->out, *set);
     status = 0;
   });
 }
@@ -183,37 +210,23 @@ void add_query(CLI::App& app, int& status) {
   o->bip158.add(*cmd);
   cmd->callback([o, &status] {
     if (!o->redis.url.empty() || !o->redis.name.empty()) {
-      std::vector<std::string> args = o->keys;  // with --redis, every positional is a key
+      // With --redis every positional is a key, but one that names a file is surely a
+      // set file given by mistake: refuse before connecting, as info does.
+      struct stat st {};
+      if (!o->file.empty() && ::stat(o->file.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        throw Error(Errc::invalid_argument, o->file + ": give either a file or --redis, not both (keys that name "
+                                                      "files: give them on standard input)");
+      std::vector<std::string> args = o->keys;
       if (!o->file.empty()) args.insert(args.begin(), o->file);
-      status = redis_query(o->redis, read_keys(args, {}, o->key_type, false), o->invert, o->count);
+      status = redis_query(o->redis, args, o->key_type, o->invert, o->count);
       return;
     }
     if (o->file.empty()) throw CLI::RequiredError("file");
     LoadOptions lo{.format = o->format, .extra = {}};
     o->bip158.put(lo.extra);
     auto set = load_path(o->file, lo);
-    const KeyList keys = read_keys(o->keys, {}, o->key_type, false);
-    const auto views = keys.views();
-    std::unique_ptr<bool[]> hit(new bool[views.size() ? views.size() : 1]);
-    set->contains_many(views, std::span<bool>(hit.get(), views.size()));
-    size_t selected = 0;
-    std::string out;
-    for (size_t i = 0; i < views.size(); ++i) {
-      if (hit[i] == o->invert) continue;
-      ++selected;
-      if (!o->count) {
-        out += keys.text[i];
-        out += '\n';
-        if (out.size() > (1 << 16)) {
-          std::fwrite(out.data(), 1, out.size(), stdout);
-          out.clear();
-        }
-      }
-    }
-    if (o->count) out = fmt::format("{}\n", selected);
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    if (std::fflush(stdout) != 0) throw Error(Errc::io, "cannot write standard output");
-    status = selected > 0 ? 0 : 1;
+    status = run_query(o->keys, o->key_type, o->invert, o->count,
+                       [&](std::span<const Bytes> keys, std::span<bool> hits) { set->contains_many(keys, hits); });
   });
 }
 
@@ -223,6 +236,7 @@ void add_add(CLI::App& app, int& status) {
     std::vector<std::string> keys;
     KeyType key_type = KeyType::str;
     std::string format = "auto";
+    double wait = 0;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("add", "add keys to a dynamic set; the file is replaced atomically");
@@ -230,8 +244,11 @@ void add_add(CLI::App& app, int& status) {
   cmd->add_option("keys", o->keys, "keys (default: lines of stdin)");
   add_key_type_option(*cmd, o->key_type);
   cmd->add_option("--format", o->format, "file format: auto, amq, guava")->default_val("auto");
-  cmd->callback([o, &status] {
-    auto set = load_path(o->file, o->format);
+  auto* wait = add_wait_option(*cmd, o->wait);
+  cmd->callback([o, wait, &status] {
+    // Writers take turns: the lock is held from the read to the replacement.
+    const FileLock lock(o->file, wait_limit(wait, o->wait));
+    auto set = load_path(lock.path(), o->format);
     if (!set->is_dynamic())
       throw Error(Errc::unsupported, o->file + ": a " + std::string(kind_name(set->kind())) +
                                          " is static: rebuild it with 'amq build' instead");
@@ -243,7 +260,7 @@ void add_add(CLI::App& app, int& status) {
         throw Error(e.code(), o->file + ": " + e.what() + " (file left unchanged)");
       }
     }
-    save_path(o->file, *set);
+    save_path(lock.path(), *set);
     status = 0;
   });
 }
@@ -255,6 +272,7 @@ void add_remove(CLI::App& app, int& status) {
     KeyType key_type = KeyType::str;
     bool only_inserted = false;
     std::string inserted_list;
+    double wait = 0;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand(
@@ -274,7 +292,8 @@ void add_remove(CLI::App& app, int& status) {
                   "others are printed as not removed")
       ->type_name("LIST")
       ->excludes(only);
-  cmd->callback([o, &status] {
+  auto* wait = add_wait_option(*cmd, o->wait);
+  cmd->callback([o, wait, &status] {
     if (!o->only_inserted && o->inserted_list.empty())
       throw Error(Errc::invalid_argument,
                   o->file + ": refusing to remove keys without --only-inserted or --only-if-present-in LIST: removing a "
@@ -282,7 +301,8 @@ void add_remove(CLI::App& app, int& status) {
                             "reported absent (see 'amq remove --help')");
     if (o->inserted_list == "-" && o->keys.empty())
       throw Error(Errc::invalid_argument, "--only-if-present-in - needs the keys as arguments (stdin is the list)");
-    auto set = load_path(o->file, "auto");
+    const FileLock lock(o->file, wait_limit(wait, o->wait));
+    auto set = load_path(lock.path(), "auto");
     if (!set->supports_erase())
       throw Error(Errc::unsupported, o->file + ": a " + std::string(kind_name(set->kind())) + " cannot remove keys");
     const KeyList keys = read_keys(o->keys, {}, o->key_type, true);
@@ -301,7 +321,8 @@ void add_remove(CLI::App& app, int& status) {
         ++missing;
       }
     }
-    save_path(o->file, *set);
+    flush_stdout();  // the keys not found: if they cannot be written, the file stays as it was
+    save_path(lock.path(), *set);
     status = missing ? 1 : 0;
   });
 }

@@ -1,7 +1,11 @@
 #include <fmt/core.h>
+#include <poll.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <string>
 
 #include "amq/error.hpp"
@@ -109,6 +113,149 @@ KeyList read_keys(const std::vector<std::string>& args, const std::vector<std::s
   return keys;
 }
 
+void for_each_stdin_batch(KeyType type, const std::function<void(const KeyList&)>& batch) {
+  constexpr size_t kBatchKeys = 4096;
+  KeyList keys;
+  size_t line_no = 0;
+  auto take = [&](std::string_view line) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    ++line_no;
+    keys.text.emplace_back(line);
+    if (type == KeyType::str) return;
+    try {
+      keys.bytes.push_back(decode_key(keys.text.back(), type));
+    } catch (const Error& e) {
+      throw Error(e.code(), "<stdin>:" + std::to_string(line_no) + ": " + e.what());
+    }
+  };
+  auto answer = [&] {
+    if (keys.size() == 0) return;
+    batch(keys);
+    keys.text.clear();
+    keys.bytes.clear();
+  };
+  // read(2), not stdio: poll must see whether more input is already waiting.
+  std::string pending;
+  auto buf = std::make_unique<char[]>(1 << 16);
+  for (;;) {
+    if (keys.size() > 0) {
+      pollfd p{.fd = 0, .events = POLLIN, .revents = 0};
+      if (::poll(&p, 1, 0) == 0) answer();  // the producer is slow: answer what we have
+    }
+    const ssize_t n = ::read(0, buf.get(), 1 << 16);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(Errc::io, std::string("cannot read standard input: ") + std::strerror(errno));
+    }
+    if (n == 0) break;
+    pending.append(buf.get(), static_cast<size_t>(n));
+    size_t start = 0;
+    for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+      take(std::string_view(pending).substr(start, nl - start));
+      if (keys.size() >= kBatchKeys) answer();
+    }
+    pending.erase(0, start);
+  }
+  if (!pending.empty()) take(pending);
+  answer();
+}
+
+void write_stdout(std::string_view text) {
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
+    throw Error(Errc::io, std::string("cannot write standard output: ") + std::strerror(errno));
+}
+
+void flush_stdout() {
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    // An earlier write may have failed (ferror) with its errno since overwritten.
+    const int err = errno;
+    throw Error(Errc::io, err ? std::string("cannot write standard output: ") + std::strerror(err)
+                              : std::string("cannot write standard output"));
+  }
+}
+
+int run_query(const std::vector<std::string>& args, KeyType type, bool invert, bool count, const LookupFn& lookup) {
+  if (::isatty(1)) std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  uint64_t selected = 0;
+  std::string out;
+  auto run = [&](const KeyList& keys) {
+    const auto views = keys.views();
+    auto hit = std::make_unique<bool[]>(views.size());
+    lookup(views, std::span<bool>(hit.get(), views.size()));
+    for (size_t i = 0; i < views.size(); ++i) {
+      if (hit[i] == invert) continue;
+      ++selected;
+      if (count) continue;
+      out += keys.text[i];
+      out += '\n';
+    }
+    write_stdout(out);
+    out.clear();
+    flush_stdout();
+  };
+  if (!args.empty())
+    run(read_keys(args, {}, type, false));
+  else
+    for_each_stdin_batch(type, run);
+  if (count) write_stdout(fmt::format("{}\n", selected));
+  flush_stdout();
+  return selected > 0 ? 0 : 1;
+}
+
+std::string escape_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  auto hex = [&](unsigned char c) { out += fmt::format("\\x{:02x}", c); };
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    if (c < 0x20 || c == 0x7f) {
+      switch (c) {
+        case '\n': out += "\\n"; break;
+        case '\t': out += "\\t"; break;
+        case '\r': out += "\\r"; break;
+        case 0x1b: out += "\\e"; break;
+        default: hex(c);
+      }
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // A well-formed UTF-8 sequence (no overlong forms, surrogates or C1 controls) is
+    // kept; any other byte is escaped on its own.
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      if (c == 0xe0) lo = 0xa0;
+      if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;
+    }
+    bool ok = len > 0 && i + len <= n && p[i + 1] >= lo && p[i + 1] <= hi;
+    for (size_t k = 2; ok && k < len; ++k) ok = p[i + k] >= 0x80 && p[i + k] <= 0xbf;
+    if (ok && c == 0xc2 && p[i + 1] < 0xa0) ok = false;  // U+0080..U+009F, the C1 controls
+    if (!ok) {
+      hex(c);
+      ++i;
+      continue;
+    }
+    out.append(s.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
 void add_key_type_option(CLI::App& cmd, KeyType& type) {
   cmd.add_option("--key-type", type, "how each key line is read: str (bytes as they are), u64 (decimal), hex")
       ->transform(CLI::CheckedTransformer(
@@ -119,8 +266,8 @@ void add_key_type_option(CLI::App& cmd, KeyType& type) {
 void write_output(const std::string& path, std::span<const std::byte> data) {
   if (path == "-") {
     if (::isatty(1)) throw Error(Errc::invalid_argument, "refusing to write a binary file to a terminal (use -o FILE)");
-    if (std::fwrite(data.data(), 1, data.size(), stdout) != data.size() || std::fflush(stdout) != 0)
-      throw Error(Errc::io, "cannot write standard output");
+    write_stdout(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
+    flush_stdout();
     return;
   }
   write_file_atomic(path, data);

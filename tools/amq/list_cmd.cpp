@@ -53,6 +53,7 @@ void add_list(CLI::App& app, int& status) {
   add_key_type_option(*cmd, o->key_type);
   cmd->callback([o, prefix, from, to, &status] {
     SuccinctSet set;
+    note_open_file(o->file);
     try {
       set = SuccinctSet::open(o->file);
     } catch (const Error& e) {
@@ -72,14 +73,13 @@ void add_list(CLI::App& app, int& status) {
       out += encode_key(k, o->key_type);
       out += '\n';
       if (out.size() > (1 << 16)) {
-        if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size())
-          throw Error(Errc::io, "cannot write standard output");
+        write_stdout(out);
         out.clear();
       }
     }
     if (o->count) out = fmt::format("{}\n", selected);
-    if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0)
-      throw Error(Errc::io, "cannot write standard output");
+    write_stdout(out);
+    flush_stdout();
     status = selected > 0 ? 0 : 1;
   });
 }

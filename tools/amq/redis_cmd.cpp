@@ -55,30 +55,12 @@ int redis_build(const RedisTarget& t, const RedisBuildOptions& o, const KeyList&
   return 0;
 }
 
-int redis_query(const RedisTarget& t, const KeyList& keys, bool invert, bool count) {
+int redis_query(const RedisTarget& t, const std::vector<std::string>& args, KeyType type, bool invert, bool count) {
   need_target(t);
   auto f = RedisBloomFilter::open(t.url, t.name);
-  const auto views = keys.views();
-  std::unique_ptr<bool[]> hit(new bool[views.size() ? views.size() : 1]);
-  f.contains_many(views, std::span<bool>(hit.get(), views.size()));
-  size_t selected = 0;
-  std::string out;
-  for (size_t i = 0; i < views.size(); ++i) {
-    if (hit[i] == invert) continue;
-    ++selected;
-    if (!count) {
-      out += keys.text[i];
-      out += '\n';
-      if (out.size() > (1 << 16)) {
-        std::fwrite(out.data(), 1, out.size(), stdout);
-        out.clear();
-      }
-    }
-  }
-  if (count) out = fmt::format("{}\n", selected);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  if (std::fflush(stdout) != 0) throw Error(Errc::io, "cannot write standard output");
-  return selected > 0 ? 0 : 1;
+  return run_query(args, type, invert, count, [&](std::span<const Bytes> keys, std::span<bool> hits) {
+    f.contains_many(std::vector<Bytes>(keys.begin(), keys.end()), hits);
+  });
 }
 
 int redis_info(const RedisTarget& t, bool json) {
