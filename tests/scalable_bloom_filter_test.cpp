@@ -18,6 +18,7 @@ namespace amq {
 namespace {
 
 using detail::ScalableParams;
+using detail::kLegacyLayout;
 
 using test::code_of;
 
@@ -90,7 +91,8 @@ TEST(ScalableBloomFilter, GrowsTo100xCapacityKeepingTheTargetRate) {
 }
 
 TEST(ScalableBloomFilter, LayersFollowTheSharedGeometry) {
-  const ScalableParams p{100, 0.01, 2, 0.5};
+  // The legacy layout (files made before the layout parameter): capacities n0 s^i.
+  const ScalableParams p{100, 0.01, 2, 0.5, kLegacyLayout};
   ScalableBloomFilter f(p, 99);
   for (const auto& k : test::random_keys(2000, 5)) f.insert(k);
   ASSERT_GE(f.layer_count(), 4u);
@@ -201,8 +203,8 @@ TEST(ScalableBloomFilter, ContainsManyOnLargeLayersMatchesContains) {
 }
 
 TEST(ScalableBloomFilter, FullAfterTheLastLayer) {
-  // growth 1 and capacity 1: one key per layer, kMaxLayers layers.
-  ScalableBloomFilter f({1, 0.01, 1, 0.5});
+  // growth 1 and capacity 1 (legacy layout): one key per layer, kMaxLayers layers.
+  ScalableBloomFilter f({1, 0.01, 1, 0.5, kLegacyLayout});
   EXPECT_EQ(f.max_layers(), detail::kMaxLayers);
   uint64_t i = 0;
   while (f.size() < detail::kMaxLayers) f.insert(i++);
@@ -214,9 +216,22 @@ TEST(ScalableBloomFilter, FullAfterTheLastLayer) {
   EXPECT_EQ(f.serialize(), before);
   EXPECT_FALSE(f.insert(uint64_t{0}));  // present keys are still fine
   // Tiny tightening: the layer error reaches its floor before kMaxLayers.
-  ScalableBloomFilter g({1, 0.01, 2, 0.01});
+  ScalableBloomFilter g({1, 0.01, 2, 0.01, kLegacyLayout});
   EXPECT_LT(g.max_layers(), detail::kMaxLayers);
   EXPECT_GE(g.max_layers(), 40u);
+  // The rate-safe layout opens only layers whose error double hashing can reach in
+  // 2^32 bits (p_i of about 1e-18): here layers 0..8 (p_8 ~ 1e-18).
+  const ScalableParams r{1, 0.01, 2, 0.01};
+  ScalableBloomFilter h(r);
+  EXPECT_EQ(h.max_layers(), 9u);
+  for (uint32_t i = 0; i < h.max_layers(); ++i) {
+    const auto geo = detail::layer_geometry(r, i);
+    ASSERT_GT(geo.capacity, 0u);
+    EXPECT_LE(detail::expected_layer_rate(detail::DoubleHashingOverlaps(geo.hashes), geo.bits, geo.hashes,
+                                          static_cast<double>(geo.capacity)),
+              geo.fpp);
+  }
+  EXPECT_EQ(detail::layer_geometry(r, h.max_layers()).capacity, 0u);
 }
 
 TEST(ScalableBloomFilter, RoundTripsAndFromLayers) {
@@ -258,6 +273,7 @@ TEST(ScalableBloomFilter, FromLayersValidates) {
     for (auto s : sizes) w.emplace_back(s, 0);
     return w;
   };
+  ASSERT_EQ(g0.capacity, 265u);  // raised from n0 = 100 (rate-safe layout)
   EXPECT_NO_THROW(ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64, g1.bits / 64}), {100, 3}));
   EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, {}, {}); }), Errc::corrupt);
   EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64}), {1, 2}); }),
@@ -265,18 +281,20 @@ TEST(ScalableBloomFilter, FromLayersValidates) {
   EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64 + 1}), {1}); }), Errc::corrupt);
   EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64, g0.bits / 64}), {1, 1}); }),
             Errc::corrupt);
-  EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64}), {101}); }), Errc::corrupt);
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64}), {266}); }), Errc::corrupt);
   EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers({0, 0.01, 2, 0.5}, 0, words({64}), {0}); }),
             Errc::invalid_argument);
   std::vector<uint64_t> sizes, items;
   for (uint32_t i = 0; i <= detail::kMaxLayers; ++i) {
-    sizes.push_back(detail::layer_geometry({1, 0.01, 1, 0.5}, i).bits / 64);
+    sizes.push_back(detail::layer_geometry({1, 0.01, 1, 0.5, kLegacyLayout}, i).bits / 64);
     items.push_back(0);
   }
-  EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers({1, 0.01, 1, 0.5}, 0, words(sizes), items); }),
+  EXPECT_EQ(code_of([&] {
+              ScalableBloomFilter::from_layers({1, 0.01, 1, 0.5, kLegacyLayout}, 0, words(sizes), items);
+            }),
             Errc::corrupt);
   // A full newest layer (as Redis may hold it): the next new key opens a layer.
-  auto f = ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64}), {100});
+  auto f = ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64}), {265});
   EXPECT_TRUE(f.insert("x"));
   EXPECT_EQ(f.layer_count(), 2u);
   EXPECT_EQ(f.layer_items(1), 1u);
@@ -297,7 +315,8 @@ std::vector<std::byte> make_file(uint32_t id, uint32_t layers, uint64_t seed, Sc
 }
 
 TEST(ScalableBloomFilter, RejectsCorruptFiles) {
-  const ScalableParams p{100, 0.01, 2, 0.5};
+  // make_file writes the params of files made before the layout parameter.
+  const ScalableParams p{100, 0.01, 2, 0.5, kLegacyLayout};
   ScalableBloomFilter f(p, 1);
   for (int i = 0; i < 150; ++i) f.insert(uint64_t(i));
   ASSERT_EQ(f.layer_count(), 2u);
@@ -362,8 +381,9 @@ TEST(ScalableBloomFilter, AnySetBuildAddInfoRoundTrip) {
   EXPECT_EQ(params["growth"], "3");
   EXPECT_EQ(params["tightening"], "0.7");
   EXPECT_EQ(params["initial_capacity"], "100");
-  EXPECT_EQ(params["layers"], "3");  // 100 + 300 < 1001 <= 100 + 300 + 900
-  EXPECT_EQ(params["layer_capacity"], "100,300,900");
+  // Capacities raised from 100 and 300 (rate-safe layout): 341 + 433 < 1001 <= 341 + 433 + 900.
+  EXPECT_EQ(params["layers"], "3");
+  EXPECT_EQ(params["layer_capacity"], "341,433,900");
   EXPECT_LE(i.fpp_expected, 0.01);
   o.extra = {{"growth", "x"}};
   EXPECT_EQ(code_of([&] { build_set(Kind::scalable_bloom, o, views); }), Errc::invalid_argument);

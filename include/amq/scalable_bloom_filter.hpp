@@ -67,7 +67,7 @@ struct ScalableLayer {
 inline constexpr double kMinLayerFpp = 1e-100;
 
 // How many layers a filter with these (valid) parameters may open, 1..kMaxLayers.
-uint32_t scalable_layer_limit(const ScalableParams& p) noexcept;
+uint32_t scalable_layer_limit(const ScalableParams& p);
 // Throws Error(code) unless valid_params(p) and layer 0 is usable.
 void check_scalable_params(const ScalableParams& p, Errc code);
 // A new empty layer i.
@@ -166,13 +166,16 @@ class BasicScalableBloomFilter {
     return c;
   }
 
-  // The current false-positive estimate: 1 - prod(1 - f_i^k_i), f_i the fraction of
-  // layer i's bits that are set.
-  double expected_fpp() const noexcept {
+  // The current false-positive estimate: 1 - prod(1 - q_i), q_i layer i's rate at its
+  // fill (detail::layer_rate_at_fill: f_i^k_i, f_i the fraction of its bits set, plus
+  // the term of double hashing's correlated probes, which small layers feel).
+  double expected_fpp() const {
     double pass = 1;
     for (size_t i = 0; i < layers_.size(); ++i) {
-      const double f = static_cast<double>(layer_bit_count(i)) / static_cast<double>(layers_[i].geo.bits);
-      pass *= 1 - std::pow(f, layers_[i].geo.hashes);
+      const auto& g = layers_[i].geo;
+      const double f = static_cast<double>(layer_bit_count(i)) / static_cast<double>(g.bits);
+      const detail::DoubleHashingOverlaps dh(g.hashes);
+      pass *= 1 - std::min(1.0, detail::layer_rate_at_fill(dh, g.bits, g.hashes, static_cast<double>(layers_[i].items), f));
     }
     return 1 - pass;
   }

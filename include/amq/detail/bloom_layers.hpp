@@ -19,22 +19,29 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 namespace amq::detail {
 
 inline constexpr uint64_t kMaxLayerBits = uint64_t{1} << 32;
 inline constexpr uint32_t kMaxLayers = 64;
 
+// How layers are sized (ScalableParams::layout). Files and Redis filters made before
+// the parameter existed have layout 0 and keep it; new filters use kRateSafeLayout.
+inline constexpr uint32_t kLegacyLayout = 0;    // bits from the Bloom formula alone
+inline constexpr uint32_t kRateSafeLayout = 1;  // sized so that expected_layer_rate() <= p_i
+
 struct ScalableParams {
   uint64_t initial_capacity = 1000;
   double fpp = 0.01;
   double growth = 2.0;
   double tightening = 0.5;
+  uint32_t layout = kRateSafeLayout;
   bool operator==(const ScalableParams&) const = default;
 };
 
 struct LayerGeometry {
-  uint64_t capacity;  // n_i: keys this layer takes before the next is opened
+  uint64_t capacity;  // n_i: keys this layer takes before the next is opened (0: the layer cannot be opened)
   uint64_t bits;      // m_i, a multiple of 64, at most kMaxLayerBits
   uint32_t hashes;    // k_i
   double fpp;         // p_i
@@ -43,11 +50,94 @@ struct LayerGeometry {
 // Throws nothing; callers validate ScalableParams first (valid_params).
 inline bool valid_params(const ScalableParams& p) noexcept {
   return p.initial_capacity >= 1 && p.initial_capacity <= (uint64_t{1} << 40) && p.fpp > 0 && p.fpp < 1 &&
-         p.growth >= 1 && p.growth <= 16 && p.tightening > 0 && p.tightening < 1;
+         p.growth >= 1 && p.growth <= 16 && p.tightening > 0 && p.tightening < 1 && p.layout <= kRateSafeLayout;
 }
 
-inline LayerGeometry layer_geometry(const ScalableParams& p, uint32_t i) noexcept {
-  const double fpp = p.fpp * (1 - p.tightening) * std::pow(p.tightening, static_cast<double>(i));
+// The double-hashing term of a layer's false-positive rate.
+//
+// A key's k probes form an arithmetic progression a + j b (mod m). A query whose
+// (a, b) is related to an inserted key's (a', b') -- b = b' (or -b', or u b = v b' for
+// small odd u, v) and a = a' + t b' -- shares o >= 2 of its probes with that key, so
+// only k - o of its bits are left to chance. Each relation has probability about
+// 2/m (b is odd: m/2 residues) and each shift t about 1/m. With n keys in the layer
+// and a fraction f of its bits set, the excess over f^k is
+//   n (2 / m^2) sum over (relation, sign, t) with o >= 2 of (f^(k-o) - f^k).
+// It does not shrink with the bits per key: relative to the layer's error it is about
+// 2 S / (c^2 n p), S the sum below at f = 1/2 and c the bits per key, so it dominates
+// small layers (n p of order 1) and is negligible once n p is large.
+class DoubleHashingOverlaps {
+ public:
+  explicit DoubleHashingOverlaps(uint32_t k) : k_(k), count_(k + 1, 0.0) {
+    // (1, 1), both signs: shift t leaves k - |t| probes shared.
+    for (uint32_t o = 2; o <= k; ++o) count_[o] += o == k ? 2 : 4;
+    if (k > 64) return;  // the other relations share at most k/3 probes: f^(2k/3) is negligible
+    static constexpr int kRel[][2] = {{1, 3}, {3, 1}, {1, 5}, {5, 1}, {3, 5}, {5, 3}, {1, 7},
+                                      {7, 1}, {3, 7}, {7, 3}, {5, 7}, {7, 5}};
+    const long kk = k;
+    std::vector<uint32_t> hits;
+    for (const auto& r : kRel) {
+      const long u = r[0], v = r[1];
+      for (long sign = 1; sign >= -1; sign -= 2) {
+        // Probe j of the query meets probe l of the key when t = l v - sign j u.
+        const long lo = -kk * u - kk * v, hi = kk * u + kk * v;
+        hits.assign(static_cast<size_t>(hi - lo + 1), 0);
+        for (long j = 0; j < kk; ++j)
+          for (long l = 0; l < kk; ++l) ++hits[static_cast<size_t>(l * v - sign * j * u - lo)];
+        for (uint32_t o : hits)
+          if (o >= 2) count_[std::min(o, k)] += 1;
+      }
+    }
+  }
+  // sum over (relation, sign, t) with o >= 2 of (f^(k-o) - f^k).
+  double sum(double f) const noexcept {
+    const double fk = std::pow(f, k_);
+    double s = 0;
+    for (uint32_t o = 2; o <= k_; ++o)
+      if (count_[o] != 0) s += count_[o] * (std::pow(f, k_ - o) - fk);
+    return s;
+  }
+  // The excess itself for n keys in m bits with fill f.
+  double excess(double m, double n, double f) const noexcept { return n * 2 / (m * m) * sum(f); }
+
+ private:
+  uint32_t k_;
+  std::vector<double> count_;  // count_[o]: (relation, sign, t) triples sharing o probes
+};
+
+// The false-positive rate of a layer whose fraction `fill` of bits is set, holding n
+// keys: a query's k probes all land on set bits (fill^k, an upper bound since its
+// probes are distinct) plus the double-hashing term.
+inline double layer_rate_at_fill(const DoubleHashingOverlaps& dh, uint64_t bits, uint32_t k, double n,
+                                 double fill) noexcept {
+  return std::pow(fill, k) + dh.excess(static_cast<double>(bits), n, fill);
+}
+
+// The expected false-positive rate of a layer of m bits and k probes holding n keys,
+// over the random choice of the keys: E[f^k] (to second order in the spread of the
+// fill f: each key sets k distinct bits) plus the double-hashing term.
+inline double expected_layer_rate(const DoubleHashingOverlaps& dh, uint64_t bits, uint32_t k, double n) noexcept {
+  const double m = static_cast<double>(bits);
+  if (n <= 0) return 0;
+  const double kk = k;
+  if (kk >= m) return 1;
+  const double l1 = std::log1p(-kk / m), l2 = l1 + std::log1p(-kk / (m - 1));
+  const double q1 = std::exp(n * l1), q2 = std::exp(n * l2);  // one / two given bits unset
+  const double mu = 1 - q1;
+  const double var = std::max(0.0, (m * q1 + m * (m - 1) * q2 - m * m * q1 * q1) / (m * m));
+  double efk = std::pow(mu, kk);
+  if (k >= 2 && mu > 0) efk += kk * (kk - 1) / 2 * std::pow(mu, kk - 2) * var;
+  return std::min(1.0, efk + dh.excess(m, n, mu));
+}
+
+inline double layer_error(const ScalableParams& p, uint32_t i) noexcept {
+  return p.fpp * (1 - p.tightening) * std::pow(p.tightening, static_cast<double>(i));
+}
+inline uint32_t layer_hashes(double fpp) noexcept {
+  return static_cast<uint32_t>(std::max(1.0, std::ceil(std::log2(1 / fpp))));
+}
+
+inline LayerGeometry legacy_layer_geometry(const ScalableParams& p, uint32_t i) noexcept {
+  const double fpp = layer_error(p, i);
   const double k = std::max(1.0, std::ceil(std::log2(1 / fpp)));
   const double bits_per_key = -k / std::log1p(-std::pow(fpp, 1 / k));
   double n = std::ceil(static_cast<double>(p.initial_capacity) * std::pow(p.growth, static_cast<double>(i)));
@@ -58,6 +148,53 @@ inline LayerGeometry layer_geometry(const ScalableParams& p, uint32_t i) noexcep
   bits = (bits + 63) / 64 * 64;
   if (bits > kMaxLayerBits) bits = kMaxLayerBits;
   return {static_cast<uint64_t>(n), bits, static_cast<uint32_t>(k), fpp};
+}
+
+// Layers no smaller than this many bits are raised for the double-hashing term: below
+// it a layer's capacity is raised instead of its bits.
+inline constexpr double kRateSafeMinLayerBits = double(uint64_t{1} << 23);
+
+// kRateSafeLayout: p_i and k_i as the legacy layout; the capacity is ceil(n0 s^i),
+// raised to at least 16 S / (c^2 p_i) keys (so that the double-hashing term is at most
+// about p_i / 8; S = DoubleHashingOverlaps(k).sum(1/2), c the legacy bits per key) but
+// not past 2^23 bits' worth; then m_i is the least multiple of 64 >= n_i c with
+// expected_layer_rate(m_i, k_i, n_i) <= p_i. If no m_i <= 2^32 achieves it the capacity
+// is halved until one does; if none does for one key the layer has capacity 0 and is
+// never opened.
+inline LayerGeometry rate_safe_layer_geometry(const ScalableParams& p, uint32_t i) {
+  const double fpp = layer_error(p, i);
+  const uint32_t k = layer_hashes(fpp);
+  const double kd = k;
+  const double c = -kd / std::log1p(-std::pow(fpp, 1 / kd));
+  const DoubleHashingOverlaps dh(k);
+  const double max_layer_bits = static_cast<double>(kMaxLayerBits);
+  double n = std::ceil(static_cast<double>(p.initial_capacity) * std::pow(p.growth, static_cast<double>(i)));
+  const double n_min = std::min(std::ceil(16 * dh.sum(0.5) / (c * c * fpp)), std::floor(kRateSafeMinLayerBits / c));
+  n = std::max(n, n_min);
+  n = std::max(1.0, std::min(n, std::floor(max_layer_bits / c)));
+  const uint64_t max_words = kMaxLayerBits / 64;
+  while (true) {
+    uint64_t lo = std::min<uint64_t>(max_words, static_cast<uint64_t>(std::ceil(n * c / 64)));
+    if (lo < 1) lo = 1;
+    if (expected_layer_rate(dh, max_words * 64, k, n) <= fpp) {
+      uint64_t hi = max_words;  // rate(hi * 64) <= fpp; find the least such word count >= lo
+      if (expected_layer_rate(dh, lo * 64, k, n) <= fpp) hi = lo;
+      while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (expected_layer_rate(dh, mid * 64, k, n) <= fpp)
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      return {static_cast<uint64_t>(n), hi * 64, k, fpp};
+    }
+    if (n <= 1) return {0, 64, k, fpp};
+    n = std::ceil(n / 2);
+  }
+}
+
+inline LayerGeometry layer_geometry(const ScalableParams& p, uint32_t i) {
+  return p.layout == kLegacyLayout ? legacy_layer_geometry(p, i) : rate_safe_layer_geometry(p, i);
 }
 
 struct ProbePair {
