@@ -166,13 +166,19 @@ class BasicScalableBloomFilter {
     return c;
   }
 
-  // The current false-positive estimate: 1 - prod(1 - q_i), q_i layer i's rate at its
-  // fill (detail::layer_rate_at_fill: f_i^k_i, f_i the fraction of its bits set, plus
-  // the term of double hashing's correlated probes, which small layers feel).
+  // The current false-positive estimate: 1 - prod(1 - q_i), q_i layer i's rate: for a
+  // layer of at most detail::kExactRateLayerBits bits, exactly the fraction of probe
+  // progressions its bits answer yes to; else at its fill (detail::layer_rate_at_fill:
+  // f_i^k_i, f_i the fraction of its bits set, plus the term of double hashing's
+  // correlated probes, which small layers feel).
   double expected_fpp() const {
     double pass = 1;
     for (size_t i = 0; i < layers_.size(); ++i) {
       const auto& g = layers_[i].geo;
+      if (g.bits <= detail::kExactRateLayerBits) {
+        pass *= 1 - detail::layer_rate_of_bits(layers_[i].words.data(), g.bits, g.hashes);
+        continue;
+      }
       const double f = static_cast<double>(layer_bit_count(i)) / static_cast<double>(g.bits);
       const detail::DoubleHashingOverlaps dh(g.hashes);
       pass *= 1 - std::min(1.0, detail::layer_rate_at_fill(dh, g.bits, g.hashes, static_cast<double>(layers_[i].items), f));

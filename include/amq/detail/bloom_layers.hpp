@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <vector>
 
 namespace amq::detail {
 
@@ -55,53 +54,45 @@ inline bool valid_params(const ScalableParams& p) noexcept {
 
 // The double-hashing term of a layer's false-positive rate.
 //
-// A key's k probes form an arithmetic progression a + j b (mod m). A query whose
-// (a, b) is related to an inserted key's (a', b') -- b = b' (or -b', or u b = v b' for
-// small odd u, v) and a = a' + t b' -- shares o >= 2 of its probes with that key, so
-// only k - o of its bits are left to chance. Each relation has probability about
-// 2/m (b is odd: m/2 residues) and each shift t about 1/m. With n keys in the layer
-// and a fraction f of its bits set, the excess over f^k is
-//   n (2 / m^2) sum over (relation, sign, t) with o >= 2 of (f^(k-o) - f^k).
-// It does not shrink with the bits per key: relative to the layer's error it is about
-// 2 S / (c^2 n p), S the sum below at f = 1/2 and c the bits per key, so it dominates
-// small layers (n p of order 1) and is negligible once n p is large.
+// A key's k probes form an arithmetic progression a + j b (mod m). A query whose b
+// equals an inserted key's b' (or -b': the same progression reversed) and whose a is
+// a' + t b' shares o = k - |t| of its probes with that key, so only k - o of its bits
+// are left to chance. b = b' (mod m) has probability 2/m (b is odd: m/2 residues), each
+// shift t probability 1/m. With n keys in the layer and a fraction f of its bits set,
+// the excess over f^k is
+//   n (2 / m^2) sum over (sign, t) with o >= 3 of (g^(k-o) - g^k),
+// g the fill of the other keys' bits (the k - o bits continue the key's progression).
+// Overlaps of two probes (and of up to k/3 through b = 3 b' and the like) are no more
+// likely than between random probe sets, so f^k already counts them. The term does not
+// shrink with the bits per key: relative to the layer's error p it is about
+// 2 S / (c^2 n p), S the sum at f = 1/2 and c the bits per key, so it dominates small
+// layers (n p of order 1) and is negligible once n p is large.
 class DoubleHashingOverlaps {
  public:
-  explicit DoubleHashingOverlaps(uint32_t k) : k_(k), count_(k + 1, 0.0) {
-    // (1, 1), both signs: shift t leaves k - |t| probes shared.
-    for (uint32_t o = 2; o <= k; ++o) count_[o] += o == k ? 2 : 4;
-    if (k > 64) return;  // the other relations share at most k/3 probes: f^(2k/3) is negligible
-    static constexpr int kRel[][2] = {{1, 3}, {3, 1}, {1, 5}, {5, 1}, {3, 5}, {5, 3}, {1, 7},
-                                      {7, 1}, {3, 7}, {7, 3}, {5, 7}, {7, 5}};
-    const long kk = k;
-    std::vector<uint32_t> hits;
-    for (const auto& r : kRel) {
-      const long u = r[0], v = r[1];
-      for (long sign = 1; sign >= -1; sign -= 2) {
-        // Probe j of the query meets probe l of the key when t = l v - sign j u.
-        const long lo = -kk * u - kk * v, hi = kk * u + kk * v;
-        hits.assign(static_cast<size_t>(hi - lo + 1), 0);
-        for (long j = 0; j < kk; ++j)
-          for (long l = 0; l < kk; ++l) ++hits[static_cast<size_t>(l * v - sign * j * u - lo)];
-        for (uint32_t o : hits)
-          if (o >= 2) count_[std::min(o, k)] += 1;
-      }
-    }
-  }
-  // sum over (relation, sign, t) with o >= 2 of (f^(k-o) - f^k).
+  explicit DoubleHashingOverlaps(uint32_t k) : k_(k) {}
+  // sum over (sign, t) with o >= 3 of (f^(k-o) - f^k): o = k once per sign, each o < k
+  // twice per sign (t = +-(k - o)).
   double sum(double f) const noexcept {
+    if (k_ < 3) return 0;
     const double fk = std::pow(f, k_);
-    double s = 0;
-    for (uint32_t o = 2; o <= k_; ++o)
-      if (count_[o] != 0) s += count_[o] * (std::pow(f, k_ - o) - fk);
+    double s = 2 * (1 - fk), fd = 1;
+    for (uint32_t d = 1; d + 3 <= k_; ++d) {
+      fd *= f;
+      s += 4 * (fd - fk);
+    }
     return s;
   }
-  // The excess itself for n keys in m bits with fill f.
-  double excess(double m, double n, double f) const noexcept { return n * 2 / (m * m) * sum(f); }
+  // The excess itself for n keys in m bits with fill f. The k - o bits left to chance
+  // continue the key's progression, so only the other keys' bits can cover them: their
+  // fill is 1 - (1 - f) / (1 - k/m).
+  double excess(double m, double n, double f) const noexcept {
+    const double kk = k_;
+    const double others = kk >= m ? f : std::max(0.0, 1 - (1 - f) / (1 - kk / m));
+    return n * 2 / (m * m) * sum(others);
+  }
 
  private:
   uint32_t k_;
-  std::vector<double> count_;  // count_[o]: (relation, sign, t) triples sharing o probes
 };
 
 // The false-positive rate of a layer whose fraction `fill` of bits is set, holding n
@@ -110,6 +101,32 @@ class DoubleHashingOverlaps {
 inline double layer_rate_at_fill(const DoubleHashingOverlaps& dh, uint64_t bits, uint32_t k, double n,
                                  double fill) noexcept {
   return std::pow(fill, k) + dh.excess(static_cast<double>(bits), n, fill);
+}
+
+// Layers of at most this many bits are measured exactly by layer_rate_of_bits().
+inline constexpr uint64_t kExactRateLayerBits = 4096;
+
+// The exact false-positive rate of a layer with these bits (m = bits, k probes, bit x
+// in word x / 64 at x % 64): the fraction of probe pairs (a mod m, b mod m), b odd,
+// whose k probes are all set. A key's (a mod m, b mod m) is uniform over those pairs
+// (up to m / 2^32), so this is the layer's rate for keys not inserted. O(m^2 / 2)
+// progressions; meant for m <= kExactRateLayerBits.
+inline double layer_rate_of_bits(const uint64_t* words, uint64_t bits, uint32_t k) noexcept {
+  uint64_t all = 0;
+  auto set = [&](uint64_t x) { return (words[x >> 6] >> (x & 63)) & 1; };
+  for (uint64_t b = 1; b < bits; b += 2) {
+    for (uint64_t a = 0; a < bits; ++a) {
+      uint64_t x = a;
+      uint32_t j = 0;
+      while (j < k && set(x)) {
+        ++j;
+        x += b;
+        if (x >= bits) x -= bits;
+      }
+      all += j == k;
+    }
+  }
+  return static_cast<double>(all) / (static_cast<double>(bits) * static_cast<double>(bits / 2));
 }
 
 // The expected false-positive rate of a layer of m bits and k probes holding n keys,
