@@ -83,7 +83,9 @@ TEST(ScalableBloomFilter, GrowsTo100xCapacityKeepingTheTargetRate) {
     size_t fp = 0;
     for (const auto& k : absent) fp += f.contains(k);
     const double rate = static_cast<double>(fp) / static_cast<double>(absent.size());
-    EXPECT_LE(rate, c.p.fpp) << "measured FPR " << rate << " over target " << c.p.fpp;
+    // Layers are sized to their error exactly, so allow three standard deviations.
+    const double slack = 3 * std::sqrt(c.p.fpp / static_cast<double>(absent.size()));
+    EXPECT_LE(rate, c.p.fpp + slack) << "measured FPR " << rate << " over target " << c.p.fpp;
     EXPECT_GT(rate, 0.0);
     EXPECT_LE(f.expected_fpp(), c.p.fpp);
     EXPECT_GT(f.expected_fpp(), c.p.fpp / 20);
@@ -273,7 +275,7 @@ TEST(ScalableBloomFilter, FromLayersValidates) {
     for (auto s : sizes) w.emplace_back(s, 0);
     return w;
   };
-  ASSERT_EQ(g0.capacity, 265u);  // raised from n0 = 100 (rate-safe layout)
+  ASSERT_EQ(g0.capacity, 153u);  // raised from n0 = 100 (rate-safe layout)
   EXPECT_NO_THROW(ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64, g1.bits / 64}), {100, 3}));
   EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, {}, {}); }), Errc::corrupt);
   EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64}), {1, 2}); }),
@@ -281,7 +283,7 @@ TEST(ScalableBloomFilter, FromLayersValidates) {
   EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64 + 1}), {1}); }), Errc::corrupt);
   EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64, g0.bits / 64}), {1, 1}); }),
             Errc::corrupt);
-  EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64}), {266}); }), Errc::corrupt);
+  EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64}), {154}); }), Errc::corrupt);
   EXPECT_EQ(code_of([&] { ScalableBloomFilter::from_layers({0, 0.01, 2, 0.5}, 0, words({64}), {0}); }),
             Errc::invalid_argument);
   std::vector<uint64_t> sizes, items;
@@ -294,7 +296,7 @@ TEST(ScalableBloomFilter, FromLayersValidates) {
             }),
             Errc::corrupt);
   // A full newest layer (as Redis may hold it): the next new key opens a layer.
-  auto f = ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64}), {265});
+  auto f = ScalableBloomFilter::from_layers(p, 0, words({g0.bits / 64}), {153});
   EXPECT_TRUE(f.insert("x"));
   EXPECT_EQ(f.layer_count(), 2u);
   EXPECT_EQ(f.layer_items(1), 1u);
@@ -381,9 +383,9 @@ TEST(ScalableBloomFilter, AnySetBuildAddInfoRoundTrip) {
   EXPECT_EQ(params["growth"], "3");
   EXPECT_EQ(params["tightening"], "0.7");
   EXPECT_EQ(params["initial_capacity"], "100");
-  // Capacities raised from 100 and 300 (rate-safe layout): 341 + 433 < 1001 <= 341 + 433 + 900.
+  // Layer 0 raised from 100 (rate-safe layout): 215 + 300 < 1001 <= 215 + 300 + 900.
   EXPECT_EQ(params["layers"], "3");
-  EXPECT_EQ(params["layer_capacity"], "341,433,900");
+  EXPECT_EQ(params["layer_capacity"], "215,300,900");
   EXPECT_LE(i.fpp_expected, 0.01);
   o.extra = {{"growth", "x"}};
   EXPECT_EQ(code_of([&] { build_set(Kind::scalable_bloom, o, views); }), Errc::invalid_argument);
