@@ -6,12 +6,17 @@
 // when it holds its capacity a new layer is opened, `growth` (s) times larger, with its
 // error tightened by `tightening` (r). Layer i has error p_i = P (1 - r) r^i, so the
 // compound false-positive rate 1 - prod(1 - p_i) < P at ANY fill — unlike a chain of
-// equal filters (seed 004's Redis version), whose rate rises with every bitmap.
+// equal filters (seed 004's Redis version), whose rate rises with every bitmap. Layers
+// are sized for their real rate, double hashing's correlated probes included
+// (detail/bloom_layers.hpp): a small start gets a first layer of a few hundred keys
+// (153 at P = 1%) rather than one whose rate would be twice its share. Files made
+// before this sizing (layout 0) keep their geometry.
 //
 // Guarantees
 //  * No false negatives: contains(k) is true for every k inserted.
-//  * False-positive rate below `fpp` however many keys are inserted (up to
-//    detail::kMaxLayers layers; past that insert() throws Errc::full).
+//  * False-positive rate below `fpp` however many keys are inserted (up to the layer
+//    limit, max_layers(); past that insert() throws Errc::full). Layout 0 files
+//    grown from a small start do not keep it (expected_fpp() tells their real rate).
 //  * Dynamic: insert() at any time. Not thread-safe for writers; concurrent const
 //    calls are safe.
 //  * Layer sizes and bit positions are exactly detail/bloom_layers.hpp's, shared with

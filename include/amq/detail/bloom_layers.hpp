@@ -4,12 +4,20 @@
 // Lua script sets and tests the bits), so both place every key on the same bits.
 //
 // Parameters: initial capacity n0 >= 1, target false-positive rate P in (0, 1),
-// growth s >= 1 (layer i holds about n0 * s^i keys) and tightening r in (0, 1).
-// Layer i has error p_i = P * (1 - r) * r^i, so the compound rate
+// growth s >= 1 (layer i holds about n0 * s^i keys), tightening r in (0, 1) and the
+// layout (how layers are sized). Layer i has error p_i = P * (1 - r) * r^i, so if every
+// layer's real rate is at most its p_i the compound rate
 //   1 - prod(1 - p_i) <= sum p_i = P * (1 - r) * sum r^i < P   at any fill.
-// Layer i uses k_i = ceil(log2(1 / p_i)) probes over m_i bits, m_i the least multiple
-// of 64 with (1 - exp(-k_i n_i / m_i))^k_i <= p_i, i.e. m_i = -k_i n_i / ln(1 - p_i^(1/k_i)).
-// m_i is capped at kMaxLayerBits (2^32, the size of a Redis string) by capping n_i.
+// Layer i uses k_i = ceil(log2(1 / p_i)) probes over m_i bits.
+//
+// Layout 0 (legacy) takes m_i from the Bloom formula alone: the least multiple of 64
+// with (1 - exp(-k_i n_i / m_i))^k_i <= p_i, i.e. m_i = -k_i n_i / ln(1 - p_i^(1/k_i)),
+// capped at kMaxLayerBits (2^32, the size of a Redis string) by capping n_i. That
+// formula assumes independent probes; double hashing's probes are not, and a layer
+// with n_i p_i of order 1 (a small start: n0 = 10 at P = 1%) has about twice its p_i.
+// Layout 1 (rate-safe, the default) sizes each layer so that expected_layer_rate(),
+// which counts double hashing's term, is at most p_i; see rate_safe_layer_geometry().
+// docs/decisions/0003-scalable-bloom-rate.md has the measurements.
 //
 // Probing: a key's 64-bit hash h gives a = h mod 2^32 and b = (h >> 32) | 1; probe j
 // of layer i is bit (a + j * b) mod m_i. Every intermediate value is below 2^38, so a
