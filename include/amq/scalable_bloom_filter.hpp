@@ -176,15 +176,27 @@ class BasicScalableBloomFilter {
   // progressions its bits answer yes to; else at its fill (detail::layer_rate_at_fill:
   // f_i^k_i, f_i the fraction of its bits set, plus the term of double hashing's
   // correlated probes, which small layers feel).
+  // The exact counts are bounded to 2^26 probes in all (a file may hold many small
+  // layers); past that the formula is used.
   double expected_fpp() const {
     double pass = 1;
+    double budget = double(uint64_t{1} << 26);
     for (size_t i = 0; i < layers_.size(); ++i) {
       const auto& g = layers_[i].geo;
-      if (g.bits <= detail::kExactRateLayerBits) {
-        pass *= 1 - detail::layer_rate_of_bits(layers_[i].words.data(), g.bits, g.hashes);
+      const double f = static_cast<double>(layer_bit_count(i)) / static_cast<double>(g.bits);
+      if (f >= 1) {
+        pass = 0;
         continue;
       }
-      const double f = static_cast<double>(layer_bit_count(i)) / static_cast<double>(g.bits);
+      if (g.bits <= detail::kExactRateLayerBits) {
+        const double m = static_cast<double>(g.bits);
+        const double cost = m * m / 2 * g.hashes;  // progressions times their probes, at most
+        if (cost <= budget) {
+          budget -= cost;
+          pass *= 1 - detail::layer_rate_of_bits(layers_[i].words.data(), g.bits, g.hashes);
+          continue;
+        }
+      }
       const detail::DoubleHashingOverlaps dh(g.hashes);
       pass *= 1 - std::min(1.0, detail::layer_rate_at_fill(dh, g.bits, g.hashes, static_cast<double>(layers_[i].items), f));
     }
