@@ -29,6 +29,7 @@ class AnyScalableBloom final : public FilterAdapter<ScalableBloomFilter, Kind::s
                 {"fpp", fmt_double(p.fpp)},
                 {"growth", fmt_double(p.growth)},
                 {"tightening", fmt_double(p.tightening)},
+                {"layout", std::to_string(p.layout)},
                 {"hash", "xxh3 seed " + std::to_string(s_.seed())},
                 {"layers", std::to_string(s_.layer_count())},
                 {"layer_capacity", capacity},

@@ -120,6 +120,16 @@ std::string get(const std::map<std::string, std::string>& m, const std::string& 
   return it == m.end() ? std::string() : it->second;
 }
 
+// The `layout` field; filters made before it existed have none and keep the legacy layout.
+uint32_t parse_layout(const std::map<std::string, std::string>& m, const std::string& what) {
+  if (m.find("layout") == m.end()) return detail::kLegacyLayout;
+  const uint64_t v = parse_u64(m, "layout", what);
+  if (v == detail::kLegacyLayout || v > detail::kRateSafeLayout)
+    throw Error(v > detail::kRateSafeLayout ? Errc::unsupported : Errc::corrupt,
+                what + ": layout " + std::to_string(v) + " (this version of amq knows 1, or no field for 0)");
+  return static_cast<uint32_t>(v);
+}
+
 struct Meta {
   std::map<std::string, std::string> fields;
   int64_t pttl = -1;
@@ -237,7 +247,8 @@ RedisBloomFilter RedisBloomFilter::create(std::string_view url, std::string_view
   const auto p = param_strings(params, seed);
   const auto g = detail::layer_geometry(params, 0);
   const std::string bits = std::to_string(g.bits), hashes = std::to_string(g.hashes), cap = std::to_string(g.capacity);
-  run(*f.client_, f.name_, f.meta_, f.prefix_, {"reserve", p[0], p[1], p[2], p[3], p[4], bits, hashes, cap});
+  run(*f.client_, f.name_, f.meta_, f.prefix_,
+      {"reserve", p[0], p[1], p[2], p[3], p[4], bits, hashes, cap, std::to_string(params.layout)});
   f.load_meta();
   return f;
 }
@@ -262,6 +273,7 @@ void RedisBloomFilter::load_meta() {
     params_.fpp = parse_double(m.fields, "fpp", what);
     params_.growth = parse_double(m.fields, "growth", what);
     params_.tightening = parse_double(m.fields, "tightening", what);
+    params_.layout = parse_layout(m.fields, what);
     seed_ = parse_u64(m.fields, "seed", what);
     if (!detail::valid_params(params_)) throw Error(Errc::corrupt, what + ": stored parameters out of range");
   } else if (kind == "bloom") {
@@ -404,9 +416,8 @@ RedisBloomInfo RedisBloomFilter::info() {
     i.capacity += li.capacity;
     i.items += li.items;
     i.bits += li.bits;
-    const double fill = 1 - std::exp(-static_cast<double>(li.hashes) * static_cast<double>(li.items) /
-                                     static_cast<double>(li.bits));
-    pass *= 1 - std::pow(fill, li.hashes);
+    const detail::DoubleHashingOverlaps dh(li.hashes);
+    pass *= 1 - detail::expected_layer_rate(dh, li.bits, li.hashes, static_cast<double>(li.items));
     i.layers.push_back(li);
   }
   i.fpp_expected = 1 - pass;
@@ -438,6 +449,10 @@ void RedisBloomFilter::push_layers(std::string_view url, std::string_view name, 
   const auto p = param_strings(layers.params, layers.seed);
   std::vector<std::string> fields{"format", "1", "kind", "scalable-bloom", "n0", p[0], "fpp", p[1], "growth", p[2],
                                   "tightening", p[3], "seed", p[4], "layers", std::to_string(L)};
+  if (layers.params.layout != detail::kLegacyLayout) {
+    fields.push_back("layout");
+    fields.push_back(std::to_string(layers.params.layout));
+  }
   uint64_t total = 0;
   std::vector<std::string> blobs;
   for (size_t i = 0; i < L; ++i) {
@@ -522,6 +537,7 @@ RedisBloomFilter::Layers layers_from(const Pulled& p, const std::string& what) {
   out.params.fpp = parse_double(p.fields, "fpp", what);
   out.params.growth = parse_double(p.fields, "growth", what);
   out.params.tightening = parse_double(p.fields, "tightening", what);
+  out.params.layout = parse_layout(p.fields, what);
   out.seed = parse_u64(p.fields, "seed", what);
   if (!detail::valid_params(out.params)) throw Error(Errc::corrupt, what + ": stored parameters out of range");
   for (size_t i = 0; i < p.blobs.size(); ++i) {

@@ -10,21 +10,19 @@
 namespace amq::detail {
 namespace {
 
-// The same expression layer_geometry() uses for p_i.
-double layer_fpp(const ScalableParams& p, uint32_t i) {
-  return p.fpp * (1 - p.tightening) * std::pow(p.tightening, static_cast<double>(i));
-}
-
 std::string describe(const ScalableParams& p) {
   return "initial capacity " + std::to_string(p.initial_capacity) + ", fpp " + std::to_string(p.fpp) + ", growth " +
-         std::to_string(p.growth) + ", tightening " + std::to_string(p.tightening);
+         std::to_string(p.growth) + ", tightening " + std::to_string(p.tightening) + ", layout " +
+         std::to_string(p.layout);
 }
 
 }  // namespace
 
-uint32_t scalable_layer_limit(const ScalableParams& p) noexcept {
+uint32_t scalable_layer_limit(const ScalableParams& p) {
   uint32_t i = 0;
-  while (i < kMaxLayers && layer_fpp(p, i) >= kMinLayerFpp) ++i;
+  while (i < kMaxLayers && layer_error(p, i) >= kMinLayerFpp &&
+         (p.layout == kLegacyLayout || layer_geometry(p, i).capacity > 0))
+    ++i;
   return std::max<uint32_t>(i, 1);
 }
 
@@ -32,8 +30,8 @@ void check_scalable_params(const ScalableParams& p, Errc code) {
   if (!valid_params(p))
     throw Error(code, "scalable Bloom filter: invalid parameters (" + describe(p) +
                           "); need 1 <= initial capacity <= 2^40, 0 < fpp < 1, 1 <= growth <= 16, "
-                          "0 < tightening < 1");
-  if (!(layer_fpp(p, 0) >= kMinLayerFpp))
+                          "0 < tightening < 1, layout 0 or 1");
+  if (!(layer_error(p, 0) >= kMinLayerFpp) || layer_geometry(p, 0).capacity == 0)
     throw Error(code, "scalable Bloom filter: fpp " + std::to_string(p.fpp) + " is too small");
 }
 
@@ -84,6 +82,7 @@ std::vector<std::byte> serialize_scalable(uint32_t hasher_id, uint64_t seed, con
   params.f64(p.fpp);
   params.f64(p.growth);
   params.f64(p.tightening);
+  if (p.layout != kLegacyLayout) params.u32(p.layout);  // absent: kLegacyLayout, as in files before it existed
   ByteWriter payload;
   size_t total = 0;
   for (const auto& l : layers) total += 8 + l.words.size() * 8;
@@ -106,6 +105,15 @@ LoadedScalable load_scalable(std::span<const std::byte> file, uint32_t hasher_id
   out.params.fpp = r.f64();
   out.params.growth = r.f64();
   out.params.tightening = r.f64();
+  out.params.layout = kLegacyLayout;
+  if (r.remaining() != 0) {
+    out.params.layout = r.u32();
+    if (out.params.layout == kLegacyLayout)
+      throw Error(Errc::corrupt, "scalable Bloom filter: layout 0 is written by omitting the field");
+    if (out.params.layout > kRateSafeLayout)
+      throw Error(Errc::unsupported, "scalable Bloom filter: layout " + std::to_string(out.params.layout) +
+                                         " is newer than this version of amq (it knows 0 and 1)");
+  }
   r.expect_end();
   if (id != hasher_id)
     throw Error(Errc::unsupported, "scalable Bloom filter hashed with " + std::string(hasher_name(id)) + " (id " +

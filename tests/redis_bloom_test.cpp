@@ -18,6 +18,7 @@
 #include "amq/detail/bloom_layers.hpp"
 #include "amq/detail/redis_client.hpp"
 #include "amq/error.hpp"
+#include "amq/file_io.hpp"
 #include "amq/redis_bloom_filter.hpp"
 #include "amq/scalable_bloom_filter.hpp"
 #include "redis_server.hpp"
@@ -370,6 +371,40 @@ TEST(RedisBloom, PushPullScalableIsByteIdentical) {
   expect_error(Errc::wrong_kind, "only bloom and scalable-bloom", [&] {
     RedisBloomFilter::push(server.url(), "x", amq::write_container(amq::Kind::cuckoo, {}, {}));
   });
+}
+
+// Filters made before the layout parameter (no `layout` field in the meta hash, no
+// layout in the file) keep the legacy geometry in Redis; new ones store layout 1.
+TEST(RedisBloom, LegacyLayoutFiltersKeepTheirGeometry) {
+  AMQ_REQUIRE_REDIS();
+  amq::test::RedisServer server;
+  RedisClient c(server.url());
+  // A file written by the code before the layout parameter round-trips byte for byte.
+  const auto file = amq::read_file(std::string(AMQ_SOURCE_DIR) + "/tests/data/scalable_bloom_legacy_n10.amq");
+  RedisBloomFilter::push(server.url(), "old", file);
+  const std::string old_meta = RedisBloomFilter::meta_key("old");
+  EXPECT_EQ(c.command(old_meta, {"HEXISTS", old_meta, "layout"}).integer, 0);
+  EXPECT_TRUE(RedisBloomFilter::pull(server.url(), "old") == file);
+  auto old = RedisBloomFilter::open(server.url(), "old");
+  auto local = amq::ScalableBloomFilter::load(file);
+  ASSERT_EQ(local.params().layout, amq::detail::kLegacyLayout);
+  const auto more = absent_keys(700);
+  size_t ref_added = 0;
+  for (const auto& k : more) ref_added += local.insert(k);
+  EXPECT_EQ(old.insert_many(more), ref_added);  // grows with legacy layers, as the file does
+  EXPECT_TRUE(RedisBloomFilter::pull(server.url(), "old") == local.serialize());
+  EXPECT_EQ(old.info().layers.back().capacity, uint64_t{10} << (old.info().layers.size() - 1));
+  // A filter created now stores its layout and is sized by it.
+  const Params p{.initial_capacity = 10, .fpp = 0.01};
+  auto now = RedisBloomFilter::create(server.url(), "new", p, 7);
+  const std::string new_meta = RedisBloomFilter::meta_key("new");
+  EXPECT_EQ(c.command(new_meta, {"HGET", new_meta, "layout"}).str, "1");
+  EXPECT_EQ(now.info().layers[0].capacity, amq::detail::layer_geometry(p, 0).capacity);
+  EXPECT_GT(now.info().layers[0].capacity, 10u);
+  EXPECT_EQ(RedisBloomFilter::pull_layers(server.url(), "new").params, p);
+  // A layout this version does not know is refused.
+  c.command(new_meta, {"HSET", new_meta, "layout", "2"});
+  expect_error(Errc::unsupported, "layout 2", [&] { RedisBloomFilter::open(server.url(), "new"); });
 }
 
 TEST(RedisBloom, ExpiryCoversEveryKeyAndDeleteRemovesThem) {

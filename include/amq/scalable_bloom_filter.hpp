@@ -6,12 +6,17 @@
 // when it holds its capacity a new layer is opened, `growth` (s) times larger, with its
 // error tightened by `tightening` (r). Layer i has error p_i = P (1 - r) r^i, so the
 // compound false-positive rate 1 - prod(1 - p_i) < P at ANY fill — unlike a chain of
-// equal filters (seed 004's Redis version), whose rate rises with every bitmap.
+// equal filters (seed 004's Redis version), whose rate rises with every bitmap. Layers
+// are sized for their real rate, double hashing's correlated probes included
+// (detail/bloom_layers.hpp): a small start gets a first layer of a few hundred keys
+// (153 at P = 1%) rather than one whose rate would be twice its share. Files made
+// before this sizing (layout 0) keep their geometry.
 //
 // Guarantees
 //  * No false negatives: contains(k) is true for every k inserted.
-//  * False-positive rate below `fpp` however many keys are inserted (up to
-//    detail::kMaxLayers layers; past that insert() throws Errc::full).
+//  * False-positive rate below `fpp` however many keys are inserted (up to the layer
+//    limit, max_layers(); past that insert() throws Errc::full). Layout 0 files
+//    grown from a small start do not keep it (expected_fpp() tells their real rate).
 //  * Dynamic: insert() at any time. Not thread-safe for writers; concurrent const
 //    calls are safe.
 //  * Layer sizes and bit positions are exactly detail/bloom_layers.hpp's, shared with
@@ -67,7 +72,7 @@ struct ScalableLayer {
 inline constexpr double kMinLayerFpp = 1e-100;
 
 // How many layers a filter with these (valid) parameters may open, 1..kMaxLayers.
-uint32_t scalable_layer_limit(const ScalableParams& p) noexcept;
+uint32_t scalable_layer_limit(const ScalableParams& p);
 // Throws Error(code) unless valid_params(p) and layer 0 is usable.
 void check_scalable_params(const ScalableParams& p, Errc code);
 // A new empty layer i.
@@ -166,13 +171,34 @@ class BasicScalableBloomFilter {
     return c;
   }
 
-  // The current false-positive estimate: 1 - prod(1 - f_i^k_i), f_i the fraction of
-  // layer i's bits that are set.
-  double expected_fpp() const noexcept {
+  // The current false-positive estimate: 1 - prod(1 - q_i), q_i layer i's rate: for a
+  // layer of at most detail::kExactRateLayerBits bits, exactly the fraction of probe
+  // progressions its bits answer yes to; else at its fill (detail::layer_rate_at_fill:
+  // f_i^k_i, f_i the fraction of its bits set, plus the term of double hashing's
+  // correlated probes, which small layers feel).
+  // The exact counts are bounded to 2^26 probes in all (a file may hold many small
+  // layers); past that the formula is used.
+  double expected_fpp() const {
     double pass = 1;
+    double budget = double(uint64_t{1} << 26);
     for (size_t i = 0; i < layers_.size(); ++i) {
-      const double f = static_cast<double>(layer_bit_count(i)) / static_cast<double>(layers_[i].geo.bits);
-      pass *= 1 - std::pow(f, layers_[i].geo.hashes);
+      const auto& g = layers_[i].geo;
+      const double f = static_cast<double>(layer_bit_count(i)) / static_cast<double>(g.bits);
+      if (f >= 1) {
+        pass = 0;
+        continue;
+      }
+      if (g.bits <= detail::kExactRateLayerBits) {
+        const double m = static_cast<double>(g.bits);
+        const double cost = m * m / 2 * g.hashes;  // progressions times their probes, at most
+        if (cost <= budget) {
+          budget -= cost;
+          pass *= 1 - detail::layer_rate_of_bits(layers_[i].words.data(), g.bits, g.hashes);
+          continue;
+        }
+      }
+      const detail::DoubleHashingOverlaps dh(g.hashes);
+      pass *= 1 - std::min(1.0, detail::layer_rate_at_fill(dh, g.bits, g.hashes, static_cast<double>(layers_[i].items), f));
     }
     return 1 - pass;
   }

@@ -76,6 +76,7 @@ int redis_info(const RedisTarget& t, bool json) {
                                  {"fpp", fmt::format("{:g}", i.params.fpp)},
                                  {"growth", fmt::format("{:g}", i.params.growth)},
                                  {"tightening", fmt::format("{:g}", i.params.tightening)},
+                                 {"layout", std::to_string(i.params.layout)},
                                  {"seed", std::to_string(i.seed)},
                                  {"layers", std::to_string(i.layers.size())},
                                  {"capacity", std::to_string(i.capacity)}});
