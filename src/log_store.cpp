@@ -472,8 +472,9 @@ struct LogStore::Impl {
 
   struct Vanished {};
 
-  void add_damage(LogStoreDamage::Kind kind, const std::string& path, uint64_t offset, uint64_t bytes, uint64_t records) {
-    report.damage.push_back({kind, path, offset, bytes, records});
+  void add_damage(LogStoreDamage::Kind kind, const std::string& path, uint64_t offset, uint64_t bytes, uint64_t records,
+                  bool to_end) {
+    report.damage.push_back({kind, path, offset, bytes, records, to_end});
     report.dropped_bytes += bytes;
     report.dropped_records += records;
     if (kind == LogStoreDamage::Kind::lost_acknowledged) report.acknowledged_lost = true;
@@ -535,7 +536,7 @@ struct LogStore::Impl {
         if (!opt.skip_corrupt) throw;
         // Ignored, not deleted: the damage stays visible (verify, the next open) until
         // someone removes the file.
-        add_damage(LogStoreDamage::Kind::bad_segment, s->path, 0, s->length, 0);
+        add_damage(LogStoreDamage::Kind::bad_segment, s->path, 0, s->length, 0, true);
         bad.push_back(s);
         continue;
       }
@@ -597,7 +598,7 @@ struct LogStore::Impl {
                                            std::to_string(a.records) +
                                            " records made durable by the last close); open with skip_corrupt to "
                                            "drop them");
-          add_damage(LogStoreDamage::Kind::lost_acknowledged, path, 0, a.length, a.records);
+          add_damage(LogStoreDamage::Kind::lost_acknowledged, path, 0, a.length, a.records, true);
         }
       }
     }
@@ -755,12 +756,12 @@ struct LogStore::Impl {
           if (pos < ack_len) {
             // Lost: everything from pos to the durable length (the file may be shorter).
             const uint64_t recs = ack->second->records > s.records ? ack->second->records - s.records : 1;
-            add_damage(LogStoreDamage::Kind::lost_acknowledged, s.path, pos, std::max(end, ack_len) - pos, recs);
+            add_damage(LogStoreDamage::Kind::lost_acknowledged, s.path, pos, std::max(end, ack_len) - pos, recs, true);
             skipped += end - pos;
             tail_reported = true;
           } else if (!(torn && writer_live)) {
             add_damage(torn ? LogStoreDamage::Kind::torn_tail : LogStoreDamage::Kind::corrupt, s.path, pos, end - pos,
-                       w.count_records(pos, end));
+                       w.count_records(pos, end), true);
             (torn ? truncated : skipped) += end - pos;
           }
           if (!opt.read_only) {
@@ -776,7 +777,7 @@ struct LogStore::Impl {
         if (!opt.skip_corrupt)
           throw Error(Errc::checksum_mismatch, where + " (intact records follow at offset " + std::to_string(q) +
                                                    "); open with skip_corrupt (--skip-corrupt) to drop it");
-        add_damage(LogStoreDamage::Kind::corrupt, s.path, pos, q - pos, w.count_records(pos, q));
+        add_damage(LogStoreDamage::Kind::corrupt, s.path, pos, q - pos, w.count_records(pos, q), false);
         skipped += q - pos;
         pos = q;
       }
@@ -788,7 +789,7 @@ struct LogStore::Impl {
                                          " bytes missing at the end (the last close made " + std::to_string(ack_len) +
                                          " durable); open with skip_corrupt (--skip-corrupt) to drop them");
         add_damage(LogStoreDamage::Kind::lost_acknowledged, s.path, s.length, ack_len - s.length,
-                     ack->second->records > s.records ? ack->second->records - s.records : 1);
+                   ack->second->records > s.records ? ack->second->records - s.records : 1, true);
       }
     }
     cur = nullptr;
@@ -807,7 +808,7 @@ struct LogStore::Impl {
       throw;
     }
     auto damaged = [&]() -> std::optional<SnapInfo> {
-      add_damage(LogStoreDamage::Kind::bad_snapshot, path, 0, 0, 0);
+      add_damage(LogStoreDamage::Kind::bad_snapshot, path, 0, 0, 0, false);
       return std::nullopt;
     };
     try {

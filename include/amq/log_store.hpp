@@ -124,6 +124,9 @@ struct LogStoreDamage {
   uint64_t bytes = 0;     // bytes in the range
   uint64_t records = 0;   // records in it: exact for lost_acknowledged, else those whose headers
                           // could be read (at least 1 when bytes > 0)
+  bool to_end = false;    // the range runs to the end of the file: if the file was cut, the
+                          // records that followed are lost too (counted only when the snapshot
+                          // recorded them: lost_acknowledged)
   std::string describe() const;  // "seg-....log: 16 bytes (1 record) at offset 96: torn tail"
 };
 
