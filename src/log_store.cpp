@@ -596,7 +596,7 @@ struct LogStore::Impl {
           if (!opt.skip_corrupt)
             throw Error(Errc::corrupt, path + ": segment missing (" + std::to_string(a.length) + " bytes, " +
                                            std::to_string(a.records) +
-                                           " records made durable by the last close); open with skip_corrupt to "
+                                           " records made durable by the last close); open with skip_corrupt (--skip-corrupt) to "
                                            "drop them");
           add_damage(LogStoreDamage::Kind::lost_acknowledged, path, 0, a.length, a.records, true);
         }
@@ -749,8 +749,8 @@ struct LogStore::Impl {
           if (!torn && !opt.skip_corrupt) {
             if (pos < ack_len)
               throw Error(Errc::corrupt, where + ", within the " + std::to_string(ack_len) +
-                                             " bytes the last close made durable; open with skip_corrupt to "
-                                             "drop the rest of the segment");
+                                             " bytes the last close made durable; open with skip_corrupt (--skip-corrupt) "
+                                             "to drop the rest of the segment");
             throw Error(Errc::corrupt, where + " at the end of a sealed segment");
           }
           if (pos < ack_len) {

@@ -30,7 +30,7 @@
 //    offset, bytes, records) and stats() counts them.
 //      - A torn record at the end of the newest segment, past what the last close()
 //        made durable, is the write a crash interrupted: it is dropped (cut off by a
-//        writer) and reported as Damage::Kind::torn_tail.
+//        writer) and reported as LogStoreDamage::Kind::torn_tail.
 //      - Anything missing or damaged that the last close() had made durable (the
 //        snapshot records every segment's length: a shorter segment, a missing one, a
 //        bad record below that length) is damage, not a crash: open throws Errc::corrupt.
@@ -64,6 +64,10 @@
 //   db.erase("apple");
 //   db.compact();                                      // reclaim dead records' space
 //   db.close();                                        // syncs, writes the index snapshot
+//
+//   auto ro = amq::LogStore::open("/var/lib/app/db", {.read_only = true});  // beside a writer
+//   if (!ro.recovery().clean()) std::cerr << ro.recovery().summary() << '\n';
+//   amq::LogStoreRecovery damage = amq::LogStore::verify("/var/lib/app/db");
 #pragma once
 
 #include <cstddef>

@@ -209,7 +209,9 @@ void add_store(CLI::App& app, int& status) {
     if (r.clean()) {
       fmt::print("{}: ok\n", printable(o->db));
     } else {
-      fmt::print("{}: damaged: {}{}\n", printable(o->db), printable(r.summary()),
+      auto n = [](uint64_t v, const char* what) { return fmt::format("{} {}{}", v, what, v == 1 ? "" : "s"); };
+      fmt::print("{}: damaged: {}, {} in {}{}\n", printable(o->db), n(r.dropped_bytes, "byte"),
+                 n(r.dropped_records, "record"), n(r.segments_affected, "segment"),
                  r.acknowledged_lost ? " (including writes the last close made durable)" : "");
     }
     if (std::fflush(stdout) != 0) throw Error(Errc::io, "cannot write standard output");
