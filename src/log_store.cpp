@@ -1370,9 +1370,18 @@ void LogStore::Impl::compact() {
       };
       for (uint64_t pos = kSegHeader; pos < end;) {
         RecView r;
-        if (!parse_record(data.data() + pos, end - pos, r))
-          throw Error(Errc::checksum_mismatch, in->path + ": damaged record at offset " + std::to_string(pos) +
-                                                   " found while compacting");
+        if (!parse_record(data.data() + pos, end - pos, r)) {
+          // Damage that open skipped (skip_corrupt) holds no live record: compaction
+          // drops it. Damage found only now may have been live: an error.
+          const auto skipped_at = std::find_if(report.damage.begin(), report.damage.end(), [&](const LogStoreDamage& d) {
+            return d.kind == LogStoreDamage::Kind::corrupt && d.file == in->path && d.offset == pos;
+          });
+          if (skipped_at == report.damage.end())
+            throw Error(Errc::checksum_mismatch, in->path + ": damaged record at offset " + std::to_string(pos) +
+                                                     " found while compacting");
+          pos += skipped_at->bytes;
+          continue;
+        }
         if (r.type == kPut) batch.push_back({LogIndex::fingerprint(hash(r.key)), make_loc(in->h.slot, pos), pos, r.size});
         if (batch.size() >= 4096) process();
         pos += r.size;

@@ -73,6 +73,9 @@ check "middle damage: --skip-corrupt warns" 1 "$("$AMQ" store get --skip-corrupt
 "$AMQ" store verify tm > out
 check "middle damage: verify exit 1" 1 $?
 check "middle damage: verify names the record" 1 "$(grep -c 'seg-0000000000000001.log: 24 bytes (1 record) at offset 88: damaged records' out)"
+"$AMQ" store compact --skip-corrupt tm 2> /dev/null
+check "middle damage: compact --skip-corrupt drops it" "0 tm: ok" "$? $("$AMQ" store verify tm)"
+check "middle damage: the others remain" "value20 1" "$("$AMQ" store get tm key20) $("$AMQ" store get tm key3 > /dev/null; echo $?)"
 
 # 4. Read-only commands beside a writer; gc after an interrupted import.
 head -c 3000000 /dev/urandom > big

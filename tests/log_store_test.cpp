@@ -1007,6 +1007,31 @@ TEST(LogStore, CompactWithNothingDeadDoesNothing) {
   EXPECT_EQ(db.stats().log_bytes, after);
 }
 
+TEST(LogStore, CompactionDropsDamageThatOpenSkipped) {
+  TempDir t;
+  const fs::path dir = t.path() / "db";
+  {
+    auto db = LogStore::open(dir.string(), {.use_snapshot = false});
+    for (int i = 0; i < 30; ++i) db.put(kname(i), std::string(40, 'x'));
+  }
+  const fs::path seg = segment_files(dir)[0];
+  const auto offs = record_offsets(seg.string());
+  std::string bytes = slurp(seg);
+  bytes[offs[5] + 14] ^= 4;
+  spit(seg, bytes);
+  {
+    auto db = LogStore::open(dir.string(), {.skip_corrupt = true});
+    ASSERT_EQ(db.recovery().damage.size(), 1u);
+    db.compact();  // was: "damaged record ... found while compacting"
+    EXPECT_EQ(db.size(), 29u);
+  }
+  EXPECT_TRUE(LogStore::verify(dir.string()).clean());
+  auto db = LogStore::open(dir.string());
+  EXPECT_EQ(db.size(), 29u);
+  EXPECT_FALSE(db.get("k5"));
+  EXPECT_EQ(db.get("k6"), std::string(40, 'x'));
+}
+
 TEST(LogStore, GcRemovesChunksNoManifestRefersTo) {
   TempDir t;
   std::mt19937_64 rng(5);
