@@ -455,7 +455,6 @@ struct LogStore::Impl {
     std::vector<uint64_t> table;
   };
 
-
   // Opens and checks the segment files, drops compaction leftovers, loads the snapshot
   // or scans. A read-only open modifies nothing and retries when a writer deletes a
   // segment between the listing and the open (a compaction finishing).
