@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -259,6 +260,24 @@ struct Segment {
   }
 };
 using SegPtr = std::shared_ptr<Segment>;
+
+// A read-only map of a segment through its descriptor.
+struct FdMap {
+  const std::byte* data = nullptr;
+  size_t size = 0;
+  FdMap() = default;
+  FdMap(const FdMap&) = delete;
+  FdMap& operator=(const FdMap&) = delete;
+  ~FdMap() {
+    if (data) ::munmap(const_cast<std::byte*>(data), size);
+  }
+  void map(const Segment& s) {
+    void* p = ::mmap(nullptr, s.length, PROT_READ, MAP_SHARED, s.fd, 0);
+    if (p == MAP_FAILED) sys_fail(s.path, "cannot map", errno);
+    data = static_cast<const std::byte*>(p);
+    size = s.length;
+  }
+};
 
 }  // namespace
 
@@ -677,30 +696,14 @@ struct LogStore::Impl {
     index = LogIndex(opt.expected_keys);
     seed = std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
     live_bytes = 0;
-    std::vector<std::byte> kbuf;
-    const Window* cur = nullptr;
-    // The header and key of the record at loc, scanned before.
+    // The header and key of a record scanned before, through a map of its segment. (A
+    // writer cuts a segment only at its first damaged record, never below an intact
+    // one, so these pages stay inside the file even in a read-only open.)
+    std::array<FdMap, kSlotCount> maps;
     auto rec_at = [&](uint64_t loc) {
       RecView r;
-      const Segment& s = *slots[loc_slot(loc)];
-      const uint64_t pos = loc_pos(loc);
-      const std::byte* p;
-      if (cur && &cur->seg == &s && pos >= cur->start && pos + kRecHeader <= cur->start + cur->len) {
-        p = cur->buf.data() + (pos - cur->start);
-        uint16_t klen;
-        std::memcpy(&klen, p + 6, 2);
-        if (pos + kRecHeader + klen <= cur->start + cur->len) {
-          parse_header(p, ~size_t{0}, r);
-          return r;
-        }
-      }
-      kbuf.resize(kRecHeader);
-      pread_full(s.fd, kbuf.data(), kRecHeader, pos, s.path);
-      uint16_t klen;
-      std::memcpy(&klen, kbuf.data() + 6, 2);
-      kbuf.resize(kRecHeader + klen);
-      pread_full(s.fd, kbuf.data() + kRecHeader, klen, pos + kRecHeader, s.path);
-      parse_header(kbuf.data(), ~size_t{0}, r);
+      const FdMap& m = maps[loc_slot(loc)];
+      parse_header(m.data + loc_pos(loc), m.size - loc_pos(loc), r);
       return r;
     };
     for (size_t i = 0; i < segs.size(); ++i) {
@@ -709,7 +712,7 @@ struct LogStore::Impl {
       const auto ack = acked.find(s.h.gen);
       const uint64_t ack_len = ack == acked.end() ? 0 : ack->second->length;
       Window w{s, s.length, {}, 0, 0};
-      cur = &w;
+      maps[s.h.slot].map(s);  // (by descriptor: a compaction may have deleted the file)
       uint64_t pos = kSegHeader;
       s.records = 0;
       bool tail_reported = false;
@@ -791,7 +794,6 @@ struct LogStore::Impl {
                    ack->second->records > s.records ? ack->second->records - s.records : 1, true);
       }
     }
-    cur = nullptr;
   }
 
   // ---- snapshot ----

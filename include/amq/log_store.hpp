@@ -90,10 +90,10 @@ struct LogStoreOptions {
   uint32_t group_commit_ms = 10;       // group_commit: flush interval, 1..60000
   bool create_if_missing = true;       // else open throws Errc::not_found for a missing dir
   bool skip_corrupt = false;           // drop damaged records (reported in recovery()) instead of failing
-  bool read_only = false;              // no lock, no file modified; put/erase/compact/sync throw
   bool use_snapshot = true;            // load / write DIR/index.snap
   uint64_t segment_bytes = 1ull << 30; // seal the active segment past this size (64 KiB..4 GiB)
   uint64_t expected_keys = 0;          // presize the index (it grows anyway)
+  bool read_only = false;              // no lock, no file modified; put/erase/compact/sync throw
 };
 
 struct LogStoreStats {
