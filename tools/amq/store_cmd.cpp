@@ -29,7 +29,7 @@ struct StoreOpts {
   bool skip_corrupt = false;
 };
 
-// Text with control bytes, backslashes and non-ASCII bytes as \xHH (one line, no escapes).
+// Text with control bytes, backslashes and non-ASCII bytes as \xHH: a warning stays one line.
 std::string printable(std::string_view s) {
   std::string out;
   for (const char c : s) {
