@@ -968,15 +968,10 @@ bool writer_active(const std::string& lock) {
     if (errno == ENOENT) return false;
     sys_fail(lock, "cannot open lock file", errno);
   }
-  bool active = false;
-  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
-    const int err = errno;
-    ::close(fd);
-    if (err != EWOULDBLOCK) sys_fail(lock, "cannot lock", err);
-    active = true;
-  }
+  const int err = ::flock(fd, LOCK_SH | LOCK_NB) == 0 ? 0 : errno;
   ::close(fd);  // releases the shared lock
-  return active;
+  if (err != 0 && err != EWOULDBLOCK) sys_fail(lock, "cannot lock", err);
+  return err == EWOULDBLOCK;
 }
 
 LogStoreRecovery summarize(std::vector<LogStoreDamage> damage) {
