@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,9 +19,11 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <shared_mutex>  // std::shared_lock
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "amq/detail/byte_io.hpp"
@@ -258,6 +261,24 @@ struct Segment {
 };
 using SegPtr = std::shared_ptr<Segment>;
 
+// A read-only map of a segment through its descriptor.
+struct FdMap {
+  const std::byte* data = nullptr;
+  size_t size = 0;
+  FdMap() = default;
+  FdMap(const FdMap&) = delete;
+  FdMap& operator=(const FdMap&) = delete;
+  ~FdMap() {
+    if (data) ::munmap(const_cast<std::byte*>(data), size);
+  }
+  void map(const Segment& s) {
+    void* p = ::mmap(nullptr, s.length, PROT_READ, MAP_SHARED, s.fd, 0);
+    if (p == MAP_FAILED) sys_fail(s.path, "cannot map", errno);
+    data = static_cast<const std::byte*>(p);
+    size = s.length;
+  }
+};
+
 }  // namespace
 
 // ---- the store ------------------------------------------------------------------
@@ -274,6 +295,9 @@ struct LogStore::Impl {
   uint64_t next_gen = 1;
   uint64_t live_bytes = 0;
   uint64_t truncated = 0, skipped = 0;
+  LogStoreRecovery report;
+  bool writer_live = false;  // read-only: a writer held the lock while this one opened
+  bool force_scan = false;   // verify: scan even when the snapshot matches
   bool from_snapshot = false;
   bool changed = false;    // anything written, cut or compacted since open
   bool closed = false;
@@ -300,6 +324,7 @@ struct LogStore::Impl {
   }
   void check_writable() const {
     check_open();
+    if (opt.read_only) throw Error(Errc::invalid_argument, dir + ": log store opened read-only");
     if (const int err = failed.load())
       throw Error(Errc::io, dir + ": an earlier fdatasync failed (" + std::strerror(err) +
                                 "); reopen the store to recover");
@@ -397,13 +422,24 @@ struct LogStore::Impl {
     pread_full(s->fd, buf.data(), want, pos, s->path);
     ++nreads;
     uint16_t klen;
-    std::memcpy(&klen, buf.data() + 6, 2);
-    if (klen != key.size() || (want < kRecHeader + klen)) return false;
-    if (!same(Bytes(buf.data() + kRecHeader, klen), key)) return false;
     uint32_t vlen;
+    std::memcpy(&klen, buf.data() + 6, 2);
     std::memcpy(&vlen, buf.data() + 8, 4);
     const uint64_t rsize = record_size(klen, vlen);
     if (vlen > kMaxValueSize || rsize > avail) throw Error(Errc::corrupt, s->path + ": record overruns the segment");
+    if (klen != key.size() || want < kRecHeader + klen || !same(Bytes(buf.data() + kRecHeader, klen), key)) {
+      // Another key with the same fingerprint (rare), or damage: a changed length or key
+      // must not make the key read as absent.
+      if (buf.size() < rsize) buf.resize(rsize);
+      if (rsize > want) {
+        pread_full(s->fd, buf.data() + want, rsize - want, pos + want, s->path);
+        ++nreads;
+      }
+      if (!crc_ok(buf.data(), rsize))
+        throw Error(Errc::checksum_mismatch,
+                    s->path + ": record at offset " + std::to_string(pos) + " fails its CRC-32C");
+      return false;
+    }
     if (size) *size = rsize;
     if (value) {
       if (rsize > want) {
@@ -426,7 +462,47 @@ struct LogStore::Impl {
 
   // ---- recovery ----
 
+  struct SnapSeg {
+    uint64_t gen = 0;
+    uint32_t slot = 0;
+    uint64_t length = 0, records = 0;
+  };
+  struct SnapInfo {
+    uint64_t seed = 0, live_keys = 0, live_bytes = 0;
+    std::vector<SnapSeg> segs;
+    uint32_t log2 = 0;
+    std::vector<uint64_t> table;
+  };
+
+  // Opens and checks the segment files, drops compaction leftovers, loads the snapshot
+  // or scans. A read-only open modifies nothing and retries when a writer deletes a
+  // segment between the listing and the open (a compaction finishing).
   void recover() {
+    for (int attempt = 0;; ++attempt) {
+      try {
+        recover_once();
+        return;
+      } catch (const Vanished&) {
+        if (attempt == 20) throw Error(Errc::io, dir + ": segments keep disappearing while opening");
+      }
+    }
+  }
+
+  struct Vanished {};
+
+  void add_damage(LogStoreDamage::Kind kind, const std::string& path, uint64_t offset, uint64_t bytes, uint64_t records,
+                  bool to_end) {
+    report.damage.push_back({kind, path, offset, bytes, records, to_end});
+    report.dropped_bytes += bytes;
+    report.dropped_records += records;
+    if (kind == LogStoreDamage::Kind::lost_acknowledged) report.acknowledged_lost = true;
+    if (kind != LogStoreDamage::Kind::bad_snapshot &&
+        std::none_of(report.damage.begin(), report.damage.end() - 1, [&](const LogStoreDamage& d) { return d.file == path; }))
+      ++report.segments_affected;
+  }
+
+  // The generations of the segment files (a writer also removes leftovers).
+  std::vector<uint64_t> list_segments() {
     namespace fs = std::filesystem;
     std::error_code ec;
     std::vector<uint64_t> gens;
@@ -435,26 +511,53 @@ struct LogStore::Impl {
       uint64_t gen;
       if (parse_seg_name(name, gen)) {
         gens.push_back(gen);
-      } else if (name.rfind("seg-", 0) == 0 &&
+      } else if (!opt.read_only && name.rfind("seg-", 0) == 0 &&
                  (name.ends_with(".log.compacting") || name.ends_with(".log.tmp"))) {
         ::unlink(file(name).c_str());  // an unfinished compaction output or segment creation
       }
     }
     if (ec) sys_fail(dir, "cannot list directory", ec.value());
     std::sort(gens.begin(), gens.end());
+    return gens;
+  }
+
+  void recover_once() {
+    segs.clear();
+    slots.fill(nullptr);
+    report = {};
+    truncated = skipped = 0;
+    // The snapshot first: every segment it lists is either still there or replaced by
+    // a finished compaction whose outputs are there when the directory is listed.
+    std::optional<SnapInfo> snap;
+    if (opt.use_snapshot) snap = read_snapshot();
+    const std::vector<uint64_t> gens = list_segments();
+    std::vector<SegPtr> bad;  // segments whose header is damaged (skip_corrupt)
     for (uint64_t gen : gens) {
       auto s = std::make_shared<Segment>();
       s->path = file(seg_name(gen));
-      s->fd = ::open(s->path.c_str(), O_RDWR | O_CLOEXEC);
-      if (s->fd < 0) sys_fail(s->path, "cannot open", errno);
+      s->fd = ::open(s->path.c_str(), (opt.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+      if (s->fd < 0) {
+        if (errno == ENOENT && opt.read_only) throw Vanished{};
+        sys_fail(s->path, "cannot open", errno);
+      }
       struct stat st {};
       if (::fstat(s->fd, &st) != 0) sys_fail(s->path, "cannot stat", errno);
       s->length = static_cast<uint64_t>(st.st_size);
-      if (s->length < kSegHeader) throw Error(Errc::truncated, s->path + ": segment shorter than its header");
-      std::array<std::byte, kSegHeader> hdr;
-      pread_full(s->fd, hdr.data(), hdr.size(), 0, s->path);
-      s->h = decode_seg_header(hdr.data(), s->path);
-      if (s->h.gen != gen) throw Error(Errc::corrupt, s->path + ": generation does not match the file name");
+      s->h.gen = gen;
+      try {
+        if (s->length < kSegHeader) throw Error(Errc::truncated, s->path + ": segment shorter than its header");
+        std::array<std::byte, kSegHeader> hdr;
+        pread_full(s->fd, hdr.data(), hdr.size(), 0, s->path);
+        s->h = decode_seg_header(hdr.data(), s->path);
+        if (s->h.gen != gen) throw Error(Errc::corrupt, s->path + ": generation does not match the file name");
+      } catch (const Error&) {
+        if (!opt.skip_corrupt) throw;
+        // Ignored, not deleted: the damage stays visible (verify, the next open) until
+        // someone removes the file.
+        add_damage(LogStoreDamage::Kind::bad_segment, s->path, 0, s->length, 0, true);
+        bad.push_back(s);
+        continue;
+      }
       segs.push_back(std::move(s));
     }
     // A compaction that finished renaming all its outputs replaces every segment it
@@ -479,47 +582,143 @@ struct LogStore::Impl {
     bool removed = false;
     for (const auto& s : segs) {
       const bool drop = s->h.gen <= done || std::find(partial.begin(), partial.end(), s) != partial.end();
-      if (drop) {
+      if (!drop) {
+        keep.push_back(s);
+      } else if (!opt.read_only) {
         if (::unlink(s->path.c_str()) != 0) sys_fail(s->path, "cannot remove", errno);
         removed = true;
-      } else {
-        keep.push_back(s);
       }
     }
     segs = std::move(keep);
     if (removed) fsync_dir(dir);
+    // A listing taken while a writer renames and deletes files may miss some; a
+    // second one that differs means the set changed meanwhile: start again.
+    if (opt.read_only && list_segments() != gens) throw Vanished{};
     for (const auto& s : segs) {
       if (slots[s->h.slot]) throw Error(Errc::corrupt, s->path + ": two segments use slot " + std::to_string(s->h.slot));
       slots[s->h.slot] = s;
     }
-    if (!(opt.use_snapshot && load_snapshot())) scan();
+
+    // What the last close() made durable: every segment the snapshot lists that no
+    // finished compaction has replaced since must still be there, at least that long.
+    std::map<uint64_t, const SnapSeg*> acked;
+    if (snap) {
+      for (const SnapSeg& a : snap->segs) {
+        if (a.gen <= done) continue;
+        const bool present = std::any_of(segs.begin(), segs.end(), [&](const SegPtr& s) { return s->h.gen == a.gen; });
+        const bool damaged = std::any_of(bad.begin(), bad.end(), [&](const SegPtr& s) { return s->h.gen == a.gen; });
+        if (present) {
+          acked[a.gen] = &a;
+        } else if (!damaged) {
+          const std::string path = file(seg_name(a.gen));
+          if (!opt.skip_corrupt)
+            throw Error(Errc::corrupt, path + ": segment missing (" + std::to_string(a.length) + " bytes, " +
+                                           std::to_string(a.records) +
+                                           " records made durable by the last close); open with skip_corrupt (--skip-corrupt) to "
+                                           "drop them");
+          add_damage(LogStoreDamage::Kind::lost_acknowledged, path, 0, a.length, a.records, true);
+        }
+      }
+    }
+    if (!(snap && !force_scan && use_snapshot_index(*snap))) scan(acked);
     if (!segs.empty()) next_gen = segs.back()->h.gen + 1;
-    if (segs.empty() || segs.back()->h.covers != 0 || segs.back()->length >= opt.segment_bytes)
+    for (const auto& b : bad) next_gen = std::max(next_gen, b->h.gen + 1);
+    // A writer that dropped durable data without a snapshot to record it removes the
+    // old one, whose lengths would report the same loss at every open.
+    if (!opt.read_only && !opt.use_snapshot && changed && !report.clean()) ::unlink(file(kSnapName).c_str());
+    if (!opt.read_only && (segs.empty() || segs.back()->h.covers != 0 || segs.back()->length >= opt.segment_bytes))
       segs.push_back(create_segment(next_gen++, false));
   }
 
-  void scan() {
+  // Records of a segment read through a window (pread, not mmap: a read-only open
+  // survives a writer cutting a torn tail under it).
+  struct Window {
+    const Segment& seg;
+    uint64_t size;
+    std::vector<std::byte> buf;
+    uint64_t start = 0, len = 0;
+
+    // Up to n bytes at pos (fewer at the end of the file): a pointer and their count.
+    std::pair<const std::byte*, uint64_t> at(uint64_t pos, uint64_t n) {
+      if (pos >= size) return {nullptr, 0};
+      n = std::min(n, size - pos);
+      if (pos < start || pos + n > start + len) {
+        const uint64_t want = std::min(std::max<uint64_t>(n, 1u << 20), size - pos);
+        if (buf.size() < want) buf.resize(want);
+        uint64_t got = 0;
+        while (got < want) {
+          const ssize_t r = ::pread(seg.fd, buf.data() + got, want - got, static_cast<off_t>(pos + got));
+          if (r < 0) {
+            if (errno == EINTR) continue;
+            sys_fail(seg.path, "cannot read", errno);
+          }
+          if (r == 0) break;
+          got += static_cast<uint64_t>(r);
+        }
+        start = pos;
+        len = got;
+        if (got < want) size = pos + got;  // the file was cut meanwhile
+        n = std::min(n, got);
+      }
+      return {buf.data() + (pos - start), n};
+    }
+
+    // The record at pos if it is intact.
+    bool record(uint64_t pos, RecView& r) {
+      auto [p, n] = at(pos, kRecHeader);
+      if (n < kRecHeader) return false;
+      uint16_t klen;
+      uint32_t vlen;
+      std::memcpy(&klen, p + 6, 2);
+      std::memcpy(&vlen, p + 8, 4);
+      if (vlen > LogStore::kMaxValueSize) return false;
+      const uint64_t want = record_size(klen, vlen);
+      std::tie(p, n) = at(pos, want);
+      return parse_record(p, n, r);
+    }
+
+    // Records whose headers can be read in [pos, end) (at least 1 when not empty).
+    uint64_t count_records(uint64_t pos, uint64_t end) {
+      uint64_t count = 0;
+      while (pos < end) {
+        ++count;
+        auto [p, n] = at(pos, kRecHeader);
+        RecView r;
+        if (!parse_header(p, n < kRecHeader ? 0 : ~size_t{0}, r) || r.size == 0) break;
+        pos += r.size;
+      }
+      return count;
+    }
+  };
+
+  void scan(const std::map<uint64_t, const SnapSeg*>& acked) {
     from_snapshot = false;
     index = LogIndex(opt.expected_keys);
     seed = std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
     live_bytes = 0;
-    std::array<MappedFile, kSlotCount> maps;
+    // The header and key of a record scanned before, through a map of its segment. (A
+    // writer cuts a segment only at its first damaged record, never below an intact
+    // one, so these pages stay inside the file even in a read-only open.)
+    std::array<FdMap, kSlotCount> maps;
     auto rec_at = [&](uint64_t loc) {
       RecView r;
-      const Bytes b = maps[loc_slot(loc)].bytes();
-      parse_header(b.data() + loc_pos(loc), b.size() - loc_pos(loc), r);
+      const FdMap& m = maps[loc_slot(loc)];
+      parse_header(m.data + loc_pos(loc), m.size - loc_pos(loc), r);
       return r;
     };
     for (size_t i = 0; i < segs.size(); ++i) {
       Segment& s = *segs[i];
-      maps[s.h.slot] = MappedFile(s.path);
-      const Bytes data = maps[s.h.slot].bytes();
-      uint64_t size = std::min<uint64_t>(data.size(), s.length);
+      const bool newest = i + 1 == segs.size();
+      const auto ack = acked.find(s.h.gen);
+      const uint64_t ack_len = ack == acked.end() ? 0 : ack->second->length;
+      Window w{s, s.length, {}, 0, 0};
+      maps[s.h.slot].map(s);  // (by descriptor: a compaction may have deleted the file)
       uint64_t pos = kSegHeader;
       s.records = 0;
-      while (pos < size) {
+      bool tail_reported = false;
+      while (pos < w.size) {
         RecView r;
-        if (parse_record(data.data() + pos, size - pos, r)) {
+        if (w.record(pos, r)) {
           if (pos + r.size > kPosLimit) throw Error(Errc::too_large, s.path + ": segment longer than 8 GiB");
           const uint64_t h = hash(r.key);
           const uint32_t fp = LogIndex::fingerprint(h);
@@ -540,89 +739,143 @@ struct LogStore::Impl {
         // Damaged or incomplete record at pos: is anything intact after it?
         uint64_t q = pos + 8;
         RecView next;
-        while (q + kRecHeader <= size && !parse_record(data.data() + q, size - q, next)) q += 8;
-        const bool tail = q + kRecHeader > size;
+        while (q + kRecHeader <= w.size && !w.record(q, next)) q += 8;
+        const bool tail = q + kRecHeader > w.size;
         const std::string where = s.path + ": damaged record at offset " + std::to_string(pos);
-        if (tail && (i + 1 == segs.size() || opt.skip_corrupt)) {
-          // A torn write at the end (or, skipping, damage at the end of a sealed segment).
-          // (Made durable by the next fdatasync of this segment, which also covers what
-          // is appended in its place; until then a machine crash can only bring back
-          // the same torn bytes.)
-          if (::ftruncate(s.fd, static_cast<off_t>(pos)) != 0) sys_fail(s.path, "cannot truncate torn tail", errno);
-          changed = true;
-          (i + 1 == segs.size() ? truncated : skipped) += size - pos;
-          size = pos;
+        if (tail) {
+          const uint64_t end = w.size;
+          // A torn write: at the end of the newest segment, past what the last close
+          // made durable. In a read-only open while a writer is active, the writer's
+          // write in flight: ignored, not reported.
+          const bool torn = newest && pos >= ack_len;
+          if (!torn && !opt.skip_corrupt) {
+            if (pos < ack_len)
+              throw Error(Errc::corrupt, where + ", within the " + std::to_string(ack_len) +
+                                             " bytes the last close made durable; open with skip_corrupt (--skip-corrupt) "
+                                             "to drop the rest of the segment");
+            throw Error(Errc::corrupt, where + " at the end of a sealed segment");
+          }
+          if (pos < ack_len) {
+            // Lost: everything from pos to the durable length (the file may be shorter).
+            const uint64_t recs = ack->second->records > s.records ? ack->second->records - s.records : 1;
+            add_damage(LogStoreDamage::Kind::lost_acknowledged, s.path, pos, std::max(end, ack_len) - pos, recs, true);
+            skipped += end - pos;
+            tail_reported = true;
+          } else if (!(torn && writer_live)) {
+            add_damage(torn ? LogStoreDamage::Kind::torn_tail : LogStoreDamage::Kind::corrupt, s.path, pos, end - pos,
+                       w.count_records(pos, end), true);
+            (torn ? truncated : skipped) += end - pos;
+          }
+          if (!opt.read_only) {
+            // (Made durable by the next fdatasync of this segment, which also covers
+            // what is appended in its place; until then a machine crash can only bring
+            // back the same torn bytes.)
+            if (::ftruncate(s.fd, static_cast<off_t>(pos)) != 0) sys_fail(s.path, "cannot truncate torn tail", errno);
+            changed = true;
+          }
+          w.size = pos;
           break;
         }
-        if (!opt.skip_corrupt) {
-          if (tail) throw Error(Errc::corrupt, where + " at the end of a sealed segment");
+        if (!opt.skip_corrupt)
           throw Error(Errc::checksum_mismatch, where + " (intact records follow at offset " + std::to_string(q) +
-                                                   "); open with skip_corrupt to drop it");
-        }
+                                                   "); open with skip_corrupt (--skip-corrupt) to drop it");
+        add_damage(LogStoreDamage::Kind::corrupt, s.path, pos, q - pos, w.count_records(pos, q), false);
         skipped += q - pos;
         pos = q;
       }
-      s.length = size;
+      s.length = w.size;
+      // Cut at a record boundary below what the last close made durable.
+      if (s.length < ack_len && !tail_reported) {
+        if (!opt.skip_corrupt)
+          throw Error(Errc::corrupt, s.path + ": " + std::to_string(ack_len - s.length) +
+                                         " bytes missing at the end (the last close made " + std::to_string(ack_len) +
+                                         " durable); open with skip_corrupt (--skip-corrupt) to drop them");
+        add_damage(LogStoreDamage::Kind::lost_acknowledged, s.path, s.length, ack_len - s.length,
+                   ack->second->records > s.records ? ack->second->records - s.records : 1, true);
+      }
     }
   }
 
   // ---- snapshot ----
 
-  bool load_snapshot() {
+  // The snapshot if it is present and intact; a damaged one is reported and ignored.
+  std::optional<SnapInfo> read_snapshot() {
+    const std::string path = file(kSnapName);
     std::vector<std::byte> bytes;
     try {
-      bytes = read_file(file(kSnapName));
-    } catch (const Error&) {
-      return false;
+      bytes = read_file(path);
+    } catch (const Error& e) {
+      if (e.code() == Errc::not_found) return std::nullopt;
+      throw;
     }
+    auto damaged = [&]() -> std::optional<SnapInfo> {
+      add_damage(LogStoreDamage::Kind::bad_snapshot, path, 0, 0, 0, false);
+      return std::nullopt;
+    };
     try {
-      if (bytes.size() < 8 + 8) return false;
+      if (bytes.size() < 8 + 8) return damaged();
       const uint64_t stored = detail::load_le64(bytes.data() + bytes.size() - 8);
-      if (XXH3_64bits(bytes.data(), bytes.size() - 8) != stored) return false;
+      if (XXH3_64bits(bytes.data(), bytes.size() - 8) != stored) return damaged();
       detail::ByteReader r(std::span<const std::byte>(bytes).first(bytes.size() - 8), "index snapshot");
-      if (std::memcmp(r.bytes(8).data(), kSnapMagic, 8) != 0 || r.u32() != kSnapVersion) return false;
+      if (std::memcmp(r.bytes(8).data(), kSnapMagic, 8) != 0 || r.u32() != kSnapVersion) return damaged();
       r.u32();
-      const uint64_t sd = r.u64(), live_keys = r.u64(), lb = r.u64();
+      SnapInfo info;
+      info.seed = r.u64();
+      info.live_keys = r.u64();
+      info.live_bytes = r.u64();
       const uint32_t nseg = r.u32();
       r.u32();
-      if (nseg != segs.size()) return false;
-      std::vector<uint64_t> recs(nseg);
-      for (uint32_t i = 0; i < nseg; ++i) {
-        const uint64_t gen = r.u64();
-        const uint32_t slot = r.u32();
+      if (nseg > r.remaining() / 32) return damaged();
+      info.segs.resize(nseg);
+      for (auto& sg : info.segs) {
+        sg.gen = r.u64();
+        sg.slot = r.u32();
         r.u32();
-        const uint64_t length = r.u64();
-        recs[i] = r.u64();
-        // Stale unless every segment is the very file the snapshot saw: segments only
-        // grow by appending, so generation + length identify their contents.
-        if (gen != segs[i]->h.gen || slot != segs[i]->h.slot || length != segs[i]->length) return false;
+        sg.length = r.u64();
+        sg.records = r.u64();
       }
-      const uint32_t log2 = r.u32();
+      info.log2 = r.u32();
       r.u32();
       const uint64_t words = r.u64();
-      if (log2 < LogIndex::kMinLog2 || log2 > LogIndex::kMaxLog2 || words != (uint64_t{LogIndex::kSlots} << log2) ||
-          words * 8 != r.remaining())
-        return false;
-      std::vector<uint64_t> table(words);
-      std::memcpy(table.data(), r.bytes(words * 8).data(), words * 8);
-      LogIndex idx = LogIndex::from_raw(static_cast<int>(log2), table);
-      if (idx.size() != live_keys) return false;
-      for (uint64_t e : table) {
+      if (info.log2 < LogIndex::kMinLog2 || info.log2 > LogIndex::kMaxLog2 ||
+          words != (uint64_t{LogIndex::kSlots} << info.log2) || words * 8 != r.remaining())
+        return damaged();
+      info.table.resize(words);
+      std::memcpy(info.table.data(), r.bytes(words * 8).data(), words * 8);
+      return info;
+    } catch (const Error&) {
+      return damaged();
+    }
+  }
+
+  // Uses the snapshot's index if it describes exactly the segment files present.
+  bool use_snapshot_index(const SnapInfo& info) {
+    if (info.segs.size() != segs.size()) return false;
+    for (size_t i = 0; i < segs.size(); ++i) {
+      // Stale unless every segment is the very file the snapshot saw: segments only
+      // grow by appending, so generation + length identify their contents.
+      const SnapSeg& a = info.segs[i];
+      if (a.gen != segs[i]->h.gen || a.slot != segs[i]->h.slot || a.length != segs[i]->length) return false;
+    }
+    try {
+      LogIndex idx = LogIndex::from_raw(static_cast<int>(info.log2), info.table);
+      if (idx.size() != info.live_keys) return false;
+      for (uint64_t e : info.table) {
         if (e == 0) continue;
         const uint64_t loc = LogIndex::loc_of(e);
         const auto& s = slots[loc_slot(loc) % kSlotCount];
         if (loc_slot(loc) >= kSlotCount || !s || loc_pos(loc) < kSegHeader || loc_pos(loc) + kRecHeader > s->length)
           return false;
       }
-      for (uint32_t i = 0; i < nseg; ++i) segs[i]->records = recs[i];
+      for (size_t i = 0; i < segs.size(); ++i) segs[i]->records = info.segs[i].records;
       index = std::move(idx);
-      seed = sd;
-      live_bytes = lb;
-      from_snapshot = true;
-      return true;
     } catch (const Error&) {
       return false;
     }
+    seed = info.seed;
+    live_bytes = info.live_bytes;
+    from_snapshot = true;
+    return true;
   }
 
   void write_snapshot() {
@@ -707,6 +960,65 @@ LogStore::~LogStore() {
   }
 }
 
+namespace {
+// True if a writer holds the store's lock (the shared lock is released at once).
+bool writer_active(const std::string& lock) {
+  const int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return false;
+    sys_fail(lock, "cannot open lock file", errno);
+  }
+  const int err = ::flock(fd, LOCK_SH | LOCK_NB) == 0 ? 0 : errno;
+  ::close(fd);  // releases the shared lock
+  if (err != 0 && err != EWOULDBLOCK) sys_fail(lock, "cannot lock", err);
+  return err == EWOULDBLOCK;
+}
+
+LogStoreRecovery summarize(std::vector<LogStoreDamage> damage) {
+  LogStoreRecovery r;
+  std::vector<std::string> files;
+  for (const auto& d : damage) {
+    r.dropped_bytes += d.bytes;
+    r.dropped_records += d.records;
+    if (d.kind == LogStoreDamage::Kind::lost_acknowledged) r.acknowledged_lost = true;
+    if (d.kind != LogStoreDamage::Kind::bad_snapshot && std::find(files.begin(), files.end(), d.file) == files.end())
+      files.push_back(d.file);
+  }
+  r.segments_affected = files.size();
+  r.damage = std::move(damage);
+  return r;
+}
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+}  // namespace
+
+std::string LogStoreDamage::describe() const {
+  const auto slash = file.find_last_of('/');
+  std::string out = slash == std::string::npos ? file : file.substr(slash + 1);
+  if (kind == Kind::bad_snapshot) return out + ": damaged (ignored: the index is rebuilt from the log)";
+  out += ": " + plural(bytes, "byte", "bytes") + " (" + plural(records, "record", "records") + ") at offset " +
+         std::to_string(offset) + ": ";
+  switch (kind) {
+    case Kind::torn_tail: return out + "torn write at the end (a crash interrupted it)";
+    case Kind::corrupt: return out + "damaged records";
+    case Kind::lost_acknowledged: return out + "missing or damaged, though made durable by the last close";
+    case Kind::bad_segment: return out + "segment header damaged (segment ignored)";
+    case Kind::bad_snapshot: break;
+  }
+  return out;
+}
+
+std::string LogStoreRecovery::summary() const {
+  if (damage.empty()) return "no damage";
+  std::string out = "dropped " + plural(dropped_bytes, "byte", "bytes") + " (" +
+                    plural(dropped_records, "record", "records") + ") in " +
+                    plural(segments_affected, "segment", "segments") + ": " + damage.front().describe();
+  if (damage.size() > 1) out += "; and " + std::to_string(damage.size() - 1) + " more";
+  return out;
+}
+
 LogStore LogStore::open(const std::string& dir, const LogStoreOptions& options) {
   if (options.segment_bytes < (64u << 10) || options.segment_bytes > kMaxSegmentBytes)
     throw Error(Errc::invalid_argument, "log store: segment_bytes must be in 64 KiB..4 GiB");
@@ -718,7 +1030,7 @@ LogStore LogStore::open(const std::string& dir, const LogStoreOptions& options) 
   struct stat st {};
   if (::stat(impl->dir.c_str(), &st) != 0) {
     if (errno != ENOENT) sys_fail(dir, "cannot stat", errno);
-    if (!options.create_if_missing) throw Error(Errc::not_found, dir + ": no such log store directory");
+    if (!options.create_if_missing || options.read_only) throw Error(Errc::not_found, dir + ": no such log store directory");
     std::error_code ec;
     std::filesystem::create_directories(impl->dir, ec);
     if (ec) sys_fail(dir, "cannot create directory", ec.value());
@@ -726,12 +1038,30 @@ LogStore LogStore::open(const std::string& dir, const LogStoreOptions& options) 
     throw Error(Errc::invalid_argument, dir + ": not a directory");
   }
   const std::string lock = impl->file(kLockName);
+  if (options.read_only) {
+    // No lock held: the lock only tells whether a writer is active, whose torn tail is
+    // its write in flight. (Asked again after the scan, for a writer that started
+    // meanwhile.)
+    impl->writer_live = writer_active(lock);
+    impl->recover();
+    if (!impl->writer_live && writer_active(lock)) {
+      auto& d = impl->report.damage;
+      d.erase(std::remove_if(d.begin(), d.end(),
+                             [](const LogStoreDamage& x) { return x.kind == LogStoreDamage::Kind::torn_tail; }),
+              d.end());
+      impl->report = summarize(std::move(d));
+      impl->truncated = 0;
+    }
+    return LogStore(std::move(impl));
+  }
   impl->lock_fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (impl->lock_fd < 0) sys_fail(lock, "cannot open lock file", errno);
-  if (::flock(impl->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK)
+  // A reader asking whether a writer is active holds a shared lock for a moment.
+  for (int attempt = 0; ::flock(impl->lock_fd, LOCK_EX | LOCK_NB) != 0; ++attempt) {
+    if (errno != EWOULDBLOCK) sys_fail(lock, "cannot lock", errno);
+    if (attempt == 50)
       throw Error(Errc::locked, dir + ": the log store is open by another writer (" + lock + " is locked)");
-    sys_fail(lock, "cannot lock", errno);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   impl->recover();
   if (options.durability == Durability::group_commit) impl->start_flusher();
@@ -902,6 +1232,24 @@ LogStoreStats LogStore::stats() const {
   return st;
 }
 
+const LogStoreRecovery& LogStore::recovery() const {
+  if (!impl_) throw Error(Errc::invalid_argument, "log store: moved-from object");
+  return impl_->report;
+}
+
+LogStoreRecovery LogStore::verify(const std::string& dir) {
+  auto impl = std::make_unique<Impl>();
+  impl->dir = dir.empty() ? "." : dir;
+  impl->opt = {.create_if_missing = false, .skip_corrupt = true, .read_only = true};
+  impl->force_scan = true;
+  struct stat st {};
+  if (::stat(impl->dir.c_str(), &st) != 0) sys_fail(impl->dir, "cannot open log store", errno);
+  if (!S_ISDIR(st.st_mode)) throw Error(Errc::invalid_argument, dir + ": not a directory");
+  impl->writer_live = writer_active(impl->file(kLockName));
+  impl->recover();
+  return impl->report;
+}
+
 const std::string& LogStore::dir() const {
   if (!impl_) throw Error(Errc::invalid_argument, "log store: moved-from object");
   return impl_->dir;
@@ -923,6 +1271,7 @@ void LogStore::close() {
       s.lock_fd = -1;
     }
   } release{s};
+  if (s.opt.read_only) return;
   if (s.failed.load()) throw Error(Errc::io, s.dir + ": closed after a failed fdatasync; writes may be lost");
   if (s.unsynced.load()) s.datasync(*s.segs.back());
   // A snapshot the store was opened from stays valid while nothing changed.
@@ -941,9 +1290,12 @@ void LogStore::Impl::compact() {
   {
     std::unique_lock lk(mu);
     check_writable();
-    if (segs.size() == 1 && segs.back()->length == kSegHeader) return;  // nothing written
-    uint64_t total = 0;
-    for (const auto& s : segs) total += s->length;
+    uint64_t total = 0, records = 0;
+    for (const auto& s : segs) {
+      total += s->length;
+      records += s->length - kSegHeader;
+    }
+    if (records == live_bytes) return;  // no dead record, tombstone or damaged byte
     max_parts = total / opt.segment_bytes + 2;
     covers = segs.back()->h.gen;
     first_gen = next_gen;
@@ -1014,9 +1366,18 @@ void LogStore::Impl::compact() {
       };
       for (uint64_t pos = kSegHeader; pos < end;) {
         RecView r;
-        if (!parse_record(data.data() + pos, end - pos, r))
-          throw Error(Errc::checksum_mismatch, in->path + ": damaged record at offset " + std::to_string(pos) +
-                                                   " found while compacting");
+        if (!parse_record(data.data() + pos, end - pos, r)) {
+          // Damage that open skipped (skip_corrupt) holds no live record: compaction
+          // drops it. Damage found only now may have been live: an error.
+          const auto skipped_at = std::find_if(report.damage.begin(), report.damage.end(), [&](const LogStoreDamage& d) {
+            return d.kind == LogStoreDamage::Kind::corrupt && d.file == in->path && d.offset == pos;
+          });
+          if (skipped_at == report.damage.end())
+            throw Error(Errc::checksum_mismatch, in->path + ": damaged record at offset " + std::to_string(pos) +
+                                                     " found while compacting");
+          pos += skipped_at->bytes;
+          continue;
+        }
         if (r.type == kPut) batch.push_back({LogIndex::fingerprint(hash(r.key)), make_loc(in->h.slot, pos), pos, r.size});
         if (batch.size() >= 4096) process();
         pos += r.size;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -180,6 +181,43 @@ uint64_t store_export(const LogStore& store, const std::string& out) {
     ::close(dfd);
   }
   return written;
+}
+
+GcResult store_gc(LogStore& store) {
+  // The chunks the manifest lists (sorted digests), then every content-addressed key
+  // outside it: 20 bytes, the SHA-1 of its value.
+  std::vector<std::array<std::byte, kDigest>> listed;
+  std::string manifest;
+  if (store.get(kManifestKey, manifest)) {
+    detail::ByteReader r(as_bytes(manifest), "manifest");
+    if (std::memcmp(r.bytes(8).data(), kManifestMagic, 8) != 0) throw Error(Errc::bad_magic, "manifest: bad magic");
+    r.u64();
+    r.u64();
+    const uint64_t count = r.u64();
+    if (count > r.remaining() / kDigest || count * kDigest != r.remaining())
+      throw Error(Errc::corrupt, "manifest: chunk list does not match its count");
+    listed.resize(count);
+    for (auto& d : listed) std::memcpy(d.data(), r.bytes(kDigest).data(), kDigest);
+    std::sort(listed.begin(), listed.end());
+  }
+  std::vector<std::array<std::byte, kDigest>> orphans;
+  GcResult res;
+  store.for_each([&](Bytes key, Bytes value) {
+    if (key.size() != kDigest) return;
+    std::array<std::byte, kDigest> k;
+    std::memcpy(k.data(), key.data(), kDigest);
+    if (std::binary_search(listed.begin(), listed.end(), k)) return;
+    if (sha1(value.data(), value.size()) != k) return;  // not a chunk: a key put by hand
+    orphans.push_back(k);
+    res.removed_bytes += value.size();
+  });
+  for (const auto& k : orphans)
+    if (store.erase(Bytes(k.data(), k.size()))) ++res.removed;
+  if (res.removed > 0) {
+    store.sync();
+    store.compact();
+  }
+  return res;
 }
 
 }  // namespace amq
