@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "amq/detail/redis_client.hpp"
 #include "amq/file_io.hpp"
 #include "amq/scalable_bloom_filter.hpp"
 #include "redis_server.hpp"
@@ -132,6 +133,21 @@ TEST_F(RedisCli, ErrorsAreClear) {
   r = run(amq() + " query --name x k");  // --name without --redis
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--redis"), std::string::npos) << r.err;
+}
+
+// `build --redis` refuses a name whose keys amq did not create, and leaves them as they are.
+TEST_F(RedisCli, BuildRefusesKeysItDidNotCreate) {
+  amq::detail::RedisClient c(server_->url());
+  const std::string l0 = "amq:{s3}:L0";
+  c.command(l0, {"SET", l0, "someone else's data"});
+  auto r = run(amq() + " build -t scalable-bloom" + target_ + "s3", "a\nb\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("amq:{s3}:L0 exists but amq:{s3}:meta does not"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("refusing to overwrite it"), std::string::npos) << r.err;
+  EXPECT_EQ(c.command(l0, {"GET", l0}).str, "someone else's data");
+  r = run(amq() + " build -t scalable-bloom -n 100" + target_ + "s3", "a\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(c.command(l0, {"GET", l0}).str, "someone else's data");
 }
 
 #else
