@@ -6,6 +6,7 @@
 #include "amq/cuckoo_filter.hpp"
 #include "amq/error.hpp"
 #include "amq/scalable_cuckoo_filter.hpp"
+#include "checks.hpp"
 #include "any_adapters.hpp"
 
 namespace amq::detail {
@@ -104,41 +105,20 @@ class AnyScalableCuckoo final : public SetAdapter<ScalableCuckooFilter, Kind::sc
   std::vector<std::byte> serialize() const override { return s_.serialize(); }
 };
 
-}  // namespace
-
-std::unique_ptr<AnySet> build_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
-  require_format(o, {"amq"}, Kind::cuckoo);
-  const uint64_t capacity = o.capacity.value_or(keys.size());
-  const Xxh3Hasher hasher{.seed = o.seed};
+// The table build_cuckoo makes: f and b from the options, or chosen for --fpp.
+CuckooParams cuckoo_geometry(const BuildOptions& o, uint64_t capacity) {
   const bool has_f = o.extra.count("fingerprint-bits") != 0, has_b = o.extra.count("bucket-size") != 0;
-  auto f = [&] {
-    if (!has_f && !has_b) return CuckooFilter::create(capacity, o.fpp, hasher);
-    const uint32_t b = bucket_option(o, 4);
-    uint32_t fallback_f = 0;
-    if (!has_f) {
-      if (!(o.fpp > 0 && o.fpp < 1)) throw Error(Errc::invalid_argument, "false-positive probability must be in (0, 1)");
-      fallback_f = static_cast<uint32_t>(std::clamp(std::ceil(std::log2(2.0 * b / o.fpp)), 4.0, 32.0));
-    }
-    const uint32_t bits = uint_option(o, "fingerprint-bits", fallback_f, 4, 32);
-    return CuckooFilter(capacity, bits, b, hasher);
-  }();
-  uint64_t done = 0;
-  for (Bytes k : keys) {
-    if (f.insert(k) == CuckooStatus::full)
-      throw Error(Errc::full, "cuckoo filter full after " + std::to_string(done) + " of " +
-                                  std::to_string(keys.size()) + " keys (" + std::to_string(f.slots()) +
-                                  " slots): give a larger --capacity, or build a scalable-cuckoo");
-    ++done;
+  if (!has_f && !has_b) return choose_cuckoo_params(capacity, o.fpp);
+  const uint32_t b = bucket_option(o, 4);
+  uint32_t fallback_f = 0;
+  if (!has_f) {
+    check_fpp(o.fpp, 1.0, false, "cuckoo filter: ");
+    fallback_f = static_cast<uint32_t>(std::clamp(std::ceil(std::log2(2.0 * b / o.fpp)), 4.0, 32.0));
   }
-  return std::make_unique<AnyCuckoo>(std::move(f));
+  return cuckoo_params_for(capacity, uint_option(o, "fingerprint-bits", fallback_f, 4, 32), b);
 }
 
-std::unique_ptr<AnySet> load_cuckoo(std::span<const std::byte> file) {
-  return std::make_unique<AnyCuckoo>(CuckooFilter::load(file));
-}
-
-std::unique_ptr<AnySet> build_scalable_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
-  require_format(o, {"amq"}, Kind::scalable_cuckoo);
+ScalableCuckooParams scalable_cuckoo_params(const BuildOptions& o, std::span<const Bytes> keys) {
   ScalableCuckooParams p;
   p.initial_capacity = o.capacity.value_or(std::max<uint64_t>(keys.size(), 1000));
   p.fpp = o.fpp;
@@ -158,7 +138,54 @@ std::unique_ptr<AnySet> build_scalable_cuckoo(const BuildOptions& o, std::span<c
                   "--growth for a scalable-cuckoo must be an integer in 1..16, got '" + it->second + "'");
     p.growth = static_cast<uint32_t>(g);
   }
-  ScalableCuckooFilter f(p, Xxh3Hasher{.seed = o.seed});
+  return p;
+}
+
+}  // namespace
+
+uint64_t bytes_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
+  const CuckooParams g = cuckoo_geometry(o, o.capacity.value_or(keys.size()));
+  return detail::CuckooTable::table_bytes(g.num_buckets, g.fingerprint_bits, g.bucket_size);
+}
+
+uint64_t bytes_scalable_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
+  ScalableCuckooParams p = scalable_cuckoo_params(o, keys);
+  check_scalable_cuckoo_params(p, Errc::invalid_argument);
+  p.fpp = scalable_cuckoo_budget(p);  // as the filter's constructor
+  // The levels the keys fill: level 0, and each next one while they do not fit.
+  const uint32_t limit = scalable_cuckoo_level_limit(p);
+  uint64_t bytes = 0, room = 0;
+  for (uint32_t i = 0; i < limit && (i == 0 || room < keys.size()); ++i) {
+    const CuckooLevelGeometry g = scalable_cuckoo_level(p, i);
+    bytes += detail::CuckooTable::table_bytes(std::min(g.num_buckets, detail::CuckooTable::kMaxBuckets),
+                                              g.fingerprint_bits, p.bucket_size);
+    room += g.capacity;
+  }
+  return bytes;
+}
+
+std::unique_ptr<AnySet> build_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
+  require_format(o, {"amq"}, Kind::cuckoo);
+  const CuckooParams g = cuckoo_geometry(o, o.capacity.value_or(keys.size()));
+  auto f = CuckooFilter::with_buckets(g.num_buckets, g.fingerprint_bits, g.bucket_size, Xxh3Hasher{.seed = o.seed});
+  uint64_t done = 0;
+  for (Bytes k : keys) {
+    if (f.insert(k) == CuckooStatus::full)
+      throw Error(Errc::full, "cuckoo filter full after " + std::to_string(done) + " of " +
+                                  std::to_string(keys.size()) + " keys (" + std::to_string(f.slots()) +
+                                  " slots): give a larger --capacity, or build a scalable-cuckoo");
+    ++done;
+  }
+  return std::make_unique<AnyCuckoo>(std::move(f));
+}
+
+std::unique_ptr<AnySet> load_cuckoo(std::span<const std::byte> file) {
+  return std::make_unique<AnyCuckoo>(CuckooFilter::load(file));
+}
+
+std::unique_ptr<AnySet> build_scalable_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
+  require_format(o, {"amq"}, Kind::scalable_cuckoo);
+  ScalableCuckooFilter f(scalable_cuckoo_params(o, keys), Xxh3Hasher{.seed = o.seed});
   uint64_t done = 0;
   for (Bytes k : keys) {
     if (f.insert(k) == CuckooStatus::full)

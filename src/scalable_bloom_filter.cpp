@@ -6,6 +6,7 @@
 #include "amq/detail/byte_io.hpp"
 #include "amq/error.hpp"
 #include "amq/format.hpp"
+#include "checks.hpp"
 
 namespace amq::detail {
 namespace {
@@ -16,8 +17,8 @@ double layer_fpp(const ScalableParams& p, uint32_t i) {
 }
 
 std::string describe(const ScalableParams& p) {
-  return "initial capacity " + std::to_string(p.initial_capacity) + ", fpp " + std::to_string(p.fpp) + ", growth " +
-         std::to_string(p.growth) + ", tightening " + std::to_string(p.tightening);
+  return "initial capacity " + std::to_string(p.initial_capacity) + ", fpp " + number_text(p.fpp) + ", growth " +
+         number_text(p.growth) + ", tightening " + number_text(p.tightening);
 }
 
 }  // namespace
@@ -34,7 +35,7 @@ void check_scalable_params(const ScalableParams& p, Errc code) {
                           "); need 1 <= initial capacity <= 2^40, 0 < fpp < 1, 1 <= growth <= 16, "
                           "0 < tightening < 1");
   if (!(layer_fpp(p, 0) >= kMinLayerFpp))
-    throw Error(code, "scalable Bloom filter: fpp " + std::to_string(p.fpp) + " is too small");
+    throw Error(code, "scalable Bloom filter: fpp " + number_text(p.fpp) + " is too small");
 }
 
 ScalableLayer make_scalable_layer(const ScalableParams& p, uint32_t i) {
