@@ -35,9 +35,9 @@ std::string number_text(double v) {
   return buf;
 }
 
-void check_fpp(double fpp, double max, bool max_inclusive, std::string_view what) {
+void check_fpp(double fpp, double max, bool max_inclusive, std::string_view what, Errc code) {
   if (fpp > 0 && (fpp < max || (max_inclusive && fpp == max))) return;
-  throw Error(Errc::invalid_argument, std::string(what) + "false-positive probability must be in (0, " +
+  throw Error(code, std::string(what) + "false-positive probability must be in (0, " +
                                           number_text(max) + (max_inclusive ? "]" : ")") + ", got " +
                                           number_text(fpp));
 }

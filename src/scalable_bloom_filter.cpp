@@ -30,6 +30,7 @@ uint32_t scalable_layer_limit(const ScalableParams& p) noexcept {
 }
 
 void check_scalable_params(const ScalableParams& p, Errc code) {
+  check_fpp(p.fpp, 1.0, false, "scalable Bloom filter: ", code);
   if (!valid_params(p))
     throw Error(code, "scalable Bloom filter: invalid parameters (" + describe(p) +
                           "); need 1 <= initial capacity <= 2^40, 0 < fpp < 1, 1 <= growth <= 16, "

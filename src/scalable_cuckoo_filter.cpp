@@ -28,7 +28,7 @@ void check_scalable_cuckoo_params(const ScalableCuckooParams& p, Errc code) {
     if (p.fingerprint_bits < CuckooTable::kMinFingerprintBits || p.fingerprint_bits > CuckooTable::kMaxFingerprintBits)
       fail("fingerprint bits must be in 4..32, got " + std::to_string(p.fingerprint_bits));
   } else {
-    check_fpp(p.fpp, 1.0, false, "scalable cuckoo filter: ");
+    check_fpp(p.fpp, 1.0, false, "scalable cuckoo filter: ", code);
     if (std::ceil(std::log2(4.0 * p.bucket_size / p.fpp)) > CuckooTable::kMaxFingerprintBits)
       fail("false-positive probability " + number_text(p.fpp) + " needs fingerprints longer than 32 bits");
   }

@@ -120,6 +120,10 @@ check "bloom at its capacity: no warning" "" "$err"
 # Other commands' numbers.
 out=$("$AMQ" bench --repeats -1 2>&1); check "bench --repeats -1: exit 2" 2 $?
 out=$("$AMQ" bench --min-time nan 2>&1); check "bench --min-time nan: exit 2" 2 $?
+out=$("$AMQ" store import --chunk -1 "$T/k100" "$T/db" 2>&1); rc=$?
+check "store import --chunk -1: exit 2" 2 "$rc"
+check "store import --chunk -1: negative" yes "$(has "'-1' is negative" "$out")"
+check "store import --chunk -1: no store made" no "$([ -e "$T/db" ] && echo yes || echo no)"
 
 # ---- 17. JSON: numbers as numbers, and always valid ----------------------------
 for kind in bloom blocked-bloom cuckoo scalable-cuckoo scalable-bloom gcs succinct; do

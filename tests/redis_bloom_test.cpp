@@ -115,7 +115,7 @@ TEST(RedisBloom, RejectsBadNamesAndParams) {
   amq::test::RedisServer server;
   expect_error(Errc::invalid_argument, "hash tag", [&] { RedisBloomFilter::create(server.url(), "a{b}", {}); });
   expect_error(Errc::invalid_argument, "non-empty", [&] { RedisBloomFilter::create(server.url(), "", {}); });
-  expect_error(Errc::invalid_argument, "invalid parameters",
+  expect_error(Errc::invalid_argument, "false-positive probability must be in (0, 1), got 1.5",
                [&] { RedisBloomFilter::create(server.url(), "x", {.initial_capacity = 10, .fpp = 1.5}); });
   expect_error(Errc::not_found, "no such filter", [&] { RedisBloomFilter::open(server.url(), "nope"); });
 }
