@@ -12,7 +12,7 @@ packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   # libraries amq uses
-  libxxhash-dev libcli11-dev libfmt-dev libssl-dev libhiredis-dev
+  libxxhash-dev libcli11-dev libfmt-dev libssl-dev libhiredis-dev nlohmann-json3-dev
   # tests and benchmarks
   googletest libgtest-dev libbenchmark-dev time
   # outside implementations amq is checked or measured against

@@ -38,6 +38,15 @@ class FilterAdapter : public SetAdapter<F, K> {
   void insert(Bytes key) override { this->s_.insert(key); }
 };
 
+// bytes_<kind>: build_bytes for the kind (see any_set.hpp).
+uint64_t bytes_bloom(const BuildOptions&, std::span<const Bytes>);
+uint64_t bytes_blocked_bloom(const BuildOptions&, std::span<const Bytes>);
+uint64_t bytes_scalable_bloom(const BuildOptions&, std::span<const Bytes>);
+uint64_t bytes_cuckoo(const BuildOptions&, std::span<const Bytes>);
+uint64_t bytes_scalable_cuckoo(const BuildOptions&, std::span<const Bytes>);
+uint64_t bytes_gcs(const BuildOptions&, std::span<const Bytes>);
+uint64_t bytes_succinct(const BuildOptions&, std::span<const Bytes>);
+
 std::unique_ptr<AnySet> build_bloom(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_bloom(std::span<const std::byte> file, bool guava);
 std::unique_ptr<AnySet> build_blocked_bloom(const BuildOptions&, std::span<const Bytes>);

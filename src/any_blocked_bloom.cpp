@@ -54,6 +54,10 @@ std::unique_ptr<AnySet> build_blocked_bloom(const BuildOptions& o, std::span<con
   return build_blocked<BlockedBloomFilter>(o, keys, false);
 }
 
+uint64_t bytes_blocked_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
+  return detail::sbbf::blocks_for(o.capacity.value_or(keys.size()), o.fpp) * sizeof(detail::sbbf::Block);
+}
+
 std::unique_ptr<AnySet> load_blocked_bloom(std::span<const std::byte> file) {
   // The params start with the hasher id: pick the filter type that reads it.
   const Container c = parse_container(file, Kind::blocked_bloom);

@@ -38,6 +38,10 @@ std::unique_ptr<AnySet> build_bloom(const BuildOptions& o, std::span<const Bytes
   return std::make_unique<AnyBloom>(std::move(f), guava);
 }
 
+uint64_t bytes_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
+  return BloomFilter::geometry(o.capacity.value_or(keys.size()), o.fpp).words * 8;
+}
+
 std::unique_ptr<AnySet> load_bloom(std::span<const std::byte> file, bool guava) {
   return std::make_unique<AnyBloom>(guava ? BloomFilter::from_guava(file) : BloomFilter::load(file), guava);
 }

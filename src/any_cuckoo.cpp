@@ -9,6 +9,7 @@
 #include "amq/cuckoo_filter.hpp"
 #include "amq/error.hpp"
 #include "amq/scalable_cuckoo_filter.hpp"
+#include "checks.hpp"
 #include "any_adapters.hpp"
 
 namespace amq::detail {
@@ -149,26 +150,72 @@ class AnyScalableCuckoo final : public SetAdapter<ScalableCuckooFilter, Kind::sc
   std::vector<std::byte> serialize() const override { return s_.serialize(); }
 };
 
+// The table build_cuckoo makes: f and b from the options, or chosen for --fpp.
+CuckooParams cuckoo_geometry(const BuildOptions& o, uint64_t capacity) {
+  const bool has_f = o.extra.count("fingerprint-bits") != 0, has_b = o.extra.count("bucket-size") != 0;
+  if (!has_f && !has_b) return choose_cuckoo_params(capacity, o.fpp);
+  const uint32_t b = bucket_option(o, 4);
+  uint32_t fallback_f = 0;
+  if (!has_f) {
+    check_fpp(o.fpp, 1.0, false, "cuckoo filter: ");
+    fallback_f = static_cast<uint32_t>(std::clamp(std::ceil(std::log2(2.0 * b / o.fpp)), 4.0, 32.0));
+  }
+  return cuckoo_params_for(capacity, uint_option(o, "fingerprint-bits", fallback_f, 4, 32), b);
+}
+
+// `distinct`: the number of distinct keys (an upper bound will do for sizing).
+ScalableCuckooParams scalable_cuckoo_params(const BuildOptions& o, uint64_t distinct) {
+  ScalableCuckooParams p;
+  p.initial_capacity = o.capacity.value_or(std::max<uint64_t>(distinct, 1000));
+  p.fpp = o.fpp;
+  p.bucket_size = bucket_option(o, 4);
+  p.fingerprint_bits = uint_option(o, "fingerprint-bits", 0, 4, 32);
+  if (const auto it = o.extra.find("growth"); it != o.extra.end()) {
+    double g = 0;
+    try {
+      size_t used = 0;
+      g = std::stod(it->second, &used);
+      if (used != it->second.size()) g = 0;
+    } catch (const std::exception&) {
+      g = 0;
+    }
+    if (!(g >= 1 && g <= 16 && g == std::floor(g)))
+      throw Error(Errc::invalid_argument,
+                  "--growth for a scalable-cuckoo must be an integer in 1..16, got '" + it->second + "'");
+    p.growth = static_cast<uint32_t>(g);
+  }
+  return p;
+}
+
 }  // namespace
+
+uint64_t bytes_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
+  const CuckooParams g = cuckoo_geometry(o, o.capacity.value_or(keys.size()));
+  return detail::CuckooTable::table_bytes(g.num_buckets, g.fingerprint_bits, g.bucket_size);
+}
+
+uint64_t bytes_scalable_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
+  ScalableCuckooParams p = scalable_cuckoo_params(o, keys.size());
+  check_scalable_cuckoo_params(p, Errc::invalid_argument);
+  p.fpp = scalable_cuckoo_budget(p);  // as the filter's constructor
+  // The levels the keys fill: level 0, and each next one while they do not fit.
+  const uint32_t limit = scalable_cuckoo_level_limit(p);
+  uint64_t bytes = 0, room = 0;
+  for (uint32_t i = 0; i < limit && (i == 0 || room < keys.size()); ++i) {
+    const CuckooLevelGeometry g = scalable_cuckoo_level(p, i);
+    bytes += detail::CuckooTable::table_bytes(std::min(g.num_buckets, detail::CuckooTable::kMaxBuckets),
+                                              g.fingerprint_bits, p.bucket_size);
+    room += g.capacity;
+  }
+  return bytes;
+}
 
 std::unique_ptr<AnySet> build_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
   require_format(o, {"amq"}, Kind::cuckoo);
   const std::vector<bool> first = first_occurrences(keys, o.seed);
   const uint64_t distinct = static_cast<uint64_t>(std::count(first.begin(), first.end(), true));
-  const uint64_t capacity = o.capacity.value_or(distinct);
-  const Xxh3Hasher hasher{.seed = o.seed};
-  const bool has_f = o.extra.count("fingerprint-bits") != 0, has_b = o.extra.count("bucket-size") != 0;
-  auto f = [&] {
-    if (!has_f && !has_b) return CuckooFilter::create(capacity, o.fpp, hasher);
-    const uint32_t b = bucket_option(o, 4);
-    uint32_t fallback_f = 0;
-    if (!has_f) {
-      if (!(o.fpp > 0 && o.fpp < 1)) throw Error(Errc::invalid_argument, "false-positive probability must be in (0, 1)");
-      fallback_f = static_cast<uint32_t>(std::clamp(std::ceil(std::log2(2.0 * b / o.fpp)), 4.0, 32.0));
-    }
-    const uint32_t bits = uint_option(o, "fingerprint-bits", fallback_f, 4, 32);
-    return CuckooFilter(capacity, bits, b, hasher);
-  }();
+  const CuckooParams g = cuckoo_geometry(o, o.capacity.value_or(distinct));
+  auto f = CuckooFilter::with_buckets(g.num_buckets, g.fingerprint_bits, g.bucket_size, Xxh3Hasher{.seed = o.seed});
   uint64_t done = 0;
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!first[i]) continue;
@@ -199,26 +246,7 @@ std::unique_ptr<AnySet> build_scalable_cuckoo(const BuildOptions& o, std::span<c
   require_format(o, {"amq"}, Kind::scalable_cuckoo);
   const std::vector<bool> first = first_occurrences(keys, o.seed);
   const uint64_t distinct = static_cast<uint64_t>(std::count(first.begin(), first.end(), true));
-  ScalableCuckooParams p;
-  p.initial_capacity = o.capacity.value_or(std::max<uint64_t>(distinct, 1000));
-  p.fpp = o.fpp;
-  p.bucket_size = bucket_option(o, 4);
-  p.fingerprint_bits = uint_option(o, "fingerprint-bits", 0, 4, 32);
-  if (const auto it = o.extra.find("growth"); it != o.extra.end()) {
-    double g = 0;
-    try {
-      size_t used = 0;
-      g = std::stod(it->second, &used);
-      if (used != it->second.size()) g = 0;
-    } catch (const std::exception&) {
-      g = 0;
-    }
-    if (!(g >= 1 && g <= 16 && g == std::floor(g)))
-      throw Error(Errc::invalid_argument,
-                  "--growth for a scalable-cuckoo must be an integer in 1..16, got '" + it->second + "'");
-    p.growth = static_cast<uint32_t>(g);
-  }
-  ScalableCuckooFilter f(p, Xxh3Hasher{.seed = o.seed});
+  ScalableCuckooFilter f(scalable_cuckoo_params(o, distinct), Xxh3Hasher{.seed = o.seed});
   uint64_t done = 0;
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!first[i]) continue;

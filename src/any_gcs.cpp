@@ -6,6 +6,7 @@
 #include "amq/error.hpp"
 #include "amq/golomb_coded_set.hpp"
 #include "any_adapters.hpp"
+#include "checks.hpp"
 
 namespace amq::detail {
 namespace {
@@ -140,10 +141,32 @@ class AnyCacheDigest final : public AnySet {
   CacheDigest d_;
 };
 
+void no_capacity(const BuildOptions& o) {
+  if (o.capacity)
+    throw Error(Errc::invalid_argument,
+                "--capacity does not apply to a gcs: a Golomb-coded set holds exactly the keys it is built from");
+}
+
 }  // namespace
+
+uint64_t bytes_gcs(const BuildOptions& o, std::span<const Bytes> keys) {
+  const std::string format = require_format(o, {"amq", "bip158", "cache-digest"}, Kind::gcs);
+  no_capacity(o);
+  // A 64-bit hash a key while sorting, then about log2(1/fpp) + 2 bits a key coded.
+  double bits = 0;
+  if (format == "bip158") {
+    bits = 2 + std::log2(static_cast<double>(parse_u64(o.extra, "golomb-m", 784931)));
+  } else {
+    check_fpp(o.fpp, format == "amq" ? 0.5 : 1.0, format == "amq", "Golomb-coded set: ");
+    bits = 2 + std::log2(1 / o.fpp);
+  }
+  const double n = static_cast<double>(keys.size());
+  return static_cast<uint64_t>(n * (8 + bits / 8)) + 64;
+}
 
 std::unique_ptr<AnySet> build_gcs(const BuildOptions& o, std::span<const Bytes> keys) {
   const std::string format = require_format(o, {"amq", "bip158", "cache-digest"}, Kind::gcs);
+  no_capacity(o);
   if (format == "bip158") {
     bool has_key = false;
     const Bip158Params params = bip158_params(o.extra, has_key);

@@ -52,16 +52,34 @@ double parse_option(const BuildOptions& o, const std::string& name, double fallb
   throw Error(Errc::invalid_argument, "--" + name + ": not a number: '" + it->second + "'");
 }
 
-}  // namespace
-
-std::unique_ptr<AnySet> build_scalable_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
-  require_format(o, {"amq"}, Kind::scalable_bloom);
+ScalableParams params_of(const BuildOptions& o, std::span<const Bytes> keys) {
   ScalableParams p;
   p.initial_capacity = std::max<uint64_t>(1, o.capacity.value_or(keys.size()));
   p.fpp = o.fpp;
   p.growth = parse_option(o, "growth", ScalableBloomFilter::kDefaultGrowth);
   p.tightening = parse_option(o, "tightening", ScalableBloomFilter::kDefaultTightening);
-  ScalableBloomFilter f(p, o.seed);
+  return p;
+}
+
+}  // namespace
+
+uint64_t bytes_scalable_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
+  const ScalableParams p = params_of(o, keys);
+  check_scalable_params(p, Errc::invalid_argument);
+  // The layers the keys fill: layer 0, and each next one while they do not fit.
+  const uint32_t limit = scalable_layer_limit(p);
+  uint64_t bytes = 0, room = 0;
+  for (uint32_t i = 0; i < limit && (i == 0 || room < keys.size()); ++i) {
+    const LayerGeometry g = layer_geometry(p, i);
+    bytes += g.bits / 8;
+    room += g.capacity;
+  }
+  return bytes;
+}
+
+std::unique_ptr<AnySet> build_scalable_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
+  require_format(o, {"amq"}, Kind::scalable_bloom);
+  ScalableBloomFilter f(params_of(o, keys), o.seed);
   for (Bytes k : keys) f.insert(k);
   return std::make_unique<AnyScalableBloom>(std::move(f));
 }

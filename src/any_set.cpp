@@ -58,11 +58,42 @@ std::string fmt_double(double v) {
 
 }  // namespace detail
 
-std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::span<const Bytes> keys) {
+namespace {
+
+void check_extra(Kind kind, const BuildOptions& options) {
   for (const auto& [name, value] : options.extra) {
     const auto names = extra_option_names(kind);
     if (std::find(names.begin(), names.end(), name) == names.end())
       throw Error(Errc::invalid_argument, "option --" + name + " does not apply to " + std::string(kind_name(kind)));
+  }
+}
+
+}  // namespace
+
+uint64_t build_bytes(Kind kind, const BuildOptions& options, std::span<const Bytes> keys) {
+  check_extra(kind, options);
+  switch (kind) {
+    case Kind::bloom: return detail::bytes_bloom(options, keys);
+    case Kind::blocked_bloom: return detail::bytes_blocked_bloom(options, keys);
+    case Kind::scalable_bloom: return detail::bytes_scalable_bloom(options, keys);
+    case Kind::cuckoo: return detail::bytes_cuckoo(options, keys);
+    case Kind::scalable_cuckoo: return detail::bytes_scalable_cuckoo(options, keys);
+    case Kind::gcs: return detail::bytes_gcs(options, keys);
+    case Kind::succinct: return detail::bytes_succinct(options, keys);
+    default: break;
+  }
+  throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
+}
+
+std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::span<const Bytes> keys) {
+  check_extra(kind, options);
+  if (options.max_bytes) {
+    const uint64_t need = build_bytes(kind, options, keys);
+    if (need > *options.max_bytes)
+      throw Error(Errc::too_large, "a " + std::string(kind_name(kind)) + " of " +
+                                       std::to_string(options.capacity.value_or(keys.size())) + " keys needs " +
+                                       std::to_string(need) + " bytes of memory, more than the limit of " +
+                                       std::to_string(*options.max_bytes) + " bytes");
   }
   switch (kind) {
     case Kind::bloom: return detail::build_bloom(options, keys);

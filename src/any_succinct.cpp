@@ -32,10 +32,27 @@ class AnySuccinct final : public SetAdapter<SuccinctSet, Kind::succinct> {
   void write_to(const std::function<void(std::span<const std::byte>)>& sink) const override { sink(s_.bytes()); }
 };
 
+void no_capacity(const BuildOptions& o) {
+  if (o.capacity)
+    throw Error(Errc::invalid_argument,
+                "--capacity does not apply to a succinct set: it holds exactly the keys it is built from");
+}
+
 }  // namespace
+
+uint64_t bytes_succinct(const BuildOptions& o, std::span<const Bytes> keys) {
+  require_format(o, {"amq"}, Kind::succinct);
+  no_capacity(o);
+  // The sorted views and common-prefix lengths (24 bytes a key), and the trie's
+  // bit vectors, tails and file image, each at most about the keys' bytes.
+  uint64_t key_bytes = 0;
+  for (Bytes k : keys) key_bytes += k.size();
+  return 24 * static_cast<uint64_t>(keys.size()) + 2 * key_bytes + 4096;
+}
 
 std::unique_ptr<AnySet> build_succinct(const BuildOptions& o, std::span<const Bytes> keys) {
   require_format(o, {"amq"}, Kind::succinct);
+  no_capacity(o);
   SuccinctSet::Options options;
   if (const auto it = o.extra.find("tail-coding"); it != o.extra.end()) {
     using Coding = SuccinctSet::Options::TailCoding;

@@ -6,6 +6,7 @@
 #include "amq/detail/byte_io.hpp"
 #include "amq/error.hpp"
 #include "amq/format.hpp"
+#include "checks.hpp"
 
 namespace amq::detail::sbbf {
 namespace {
@@ -72,8 +73,7 @@ double model_fpp(double n, uint64_t num_blocks) noexcept {
 }
 
 uint64_t blocks_for(uint64_t n_in, double fpp) {
-  if (!(fpp > 0.0 && fpp < 1.0))
-    throw Error(Errc::invalid_argument, "false-positive probability must be in (0, 1), got " + std::to_string(fpp));
+  check_fpp(fpp, 1.0, false, "blocked Bloom filter: ");
   if (n_in > (uint64_t{1} << 40))
     throw Error(Errc::too_large, "blocked Bloom filter: " + std::to_string(n_in) + " keys is too many (limit 2^40)");
   const double n = static_cast<double>(std::max<uint64_t>(n_in, 1));
@@ -83,7 +83,7 @@ uint64_t blocks_for(uint64_t n_in, double fpp) {
   uint64_t lo = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(bits / 256)));
   if (lo >= kMaxBlocks || model_fpp(n, kMaxBlocks) > target)
     throw Error(Errc::too_large, "blocked Bloom filter: " + std::to_string(n_in) + " keys at fpp " +
-                                     std::to_string(fpp) + " need more than 2^32 blocks");
+                                     number_text(fpp) + " need more than 2^32 blocks");
   if (model_fpp(n, lo) <= target) return lo;
   // The correction: the least block count whose exact model rate is within the target.
   uint64_t hi = lo;

@@ -6,6 +6,7 @@
 #include "amq/detail/byte_io.hpp"
 #include "amq/error.hpp"
 #include "amq/format.hpp"
+#include "checks.hpp"
 
 namespace amq {
 namespace {
@@ -26,8 +27,12 @@ void check_shape(uint64_t num_words, int num_hashes, int strategy, const char* w
 }  // namespace
 
 BloomFilter BloomFilter::create(uint64_t expected_insertions, double fpp, GuavaStrategy strategy) {
-  if (!(fpp > 0.0 && fpp < 1.0))
-    throw Error(Errc::invalid_argument, "false-positive probability must be in (0, 1), got " + std::to_string(fpp));
+  const Geometry g = geometry(expected_insertions, fpp);
+  return BloomFilter(g.words, g.hashes, strategy);
+}
+
+BloomFilter::Geometry BloomFilter::geometry(uint64_t expected_insertions, double fpp) {
+  detail::check_fpp(fpp);
   if (expected_insertions > (uint64_t{1} << 62))
     throw Error(Errc::too_large, "expected insertions " + std::to_string(expected_insertions) + " is too large");
   const int64_t n = expected_insertions == 0 ? 1 : static_cast<int64_t>(expected_insertions);
@@ -40,15 +45,15 @@ BloomFilter BloomFilter::create(uint64_t expected_insertions, double fpp, GuavaS
   const double k_d = std::floor(static_cast<double>(num_bits) / static_cast<double>(n) * ln2 + 0.5);
   const int k = std::max(1, static_cast<int>(static_cast<int64_t>(k_d)));
   if (num_bits <= 0)
-    throw Error(Errc::invalid_argument, "a filter for " + std::to_string(n) + " keys at fpp " + std::to_string(fpp) +
+    throw Error(Errc::invalid_argument, "a filter for " + std::to_string(n) + " keys at fpp " + detail::number_text(fpp) +
                                             " would have zero bits");
   const uint64_t words = (static_cast<uint64_t>(num_bits) + 63) / 64;
   if (words > kMaxWords)
     throw Error(Errc::too_large, "a filter of " + std::to_string(num_bits) + " bits is beyond Guava's 2^37-bit limit");
   if (k > kMaxHashes)
-    throw Error(Errc::invalid_argument, "fpp " + std::to_string(fpp) + " needs " + std::to_string(k) +
+    throw Error(Errc::invalid_argument, "fpp " + detail::number_text(fpp) + " needs " + std::to_string(k) +
                                             " hash functions; Guava allows at most 255");
-  return BloomFilter(words, k, strategy);
+  return {words, k};
 }
 
 BloomFilter::BloomFilter(uint64_t num_words, int num_hashes, GuavaStrategy strategy)
@@ -89,9 +94,10 @@ double BloomFilter::expected_fpp() const noexcept {
 
 uint64_t BloomFilter::approximate_element_count() const noexcept {
   const double size = static_cast<double>(bit_size());
-  const double fraction = static_cast<double>(bit_count()) / size;
+  // A filter with every bit set counts as one bit short of it (m ln m / k keys, the
+  // coupon collector's expectation) instead of Guava's infinity.
+  const double fraction = std::min(static_cast<double>(bit_count()), size - 1) / size;
   const double x = -std::log1p(-fraction) * size / num_hashes_;
-  if (!std::isfinite(x)) return UINT64_MAX;
   // DoubleMath.roundToLong(x, HALF_UP) for x >= 0
   return static_cast<uint64_t>(std::floor(x + 0.5));
 }

@@ -6,6 +6,7 @@
 #include "amq/detail/byte_io.hpp"
 #include "amq/error.hpp"
 #include "amq/format.hpp"
+#include "checks.hpp"
 
 namespace amq {
 
@@ -44,7 +45,7 @@ CuckooParams choose_cuckoo_params(uint64_t capacity, double fpp) {
     }
   }
   if (best_b == 0)
-    throw Error(Errc::invalid_argument, "cuckoo filter: false-positive probability " + std::to_string(fpp) +
+    throw Error(Errc::invalid_argument, "cuckoo filter: false-positive probability " + detail::number_text(fpp) +
                                             " needs fingerprints longer than 32 bits");
   return cuckoo_params_for(capacity, best_f, best_b);
 }

@@ -1,5 +1,9 @@
 #include "amq/error.hpp"
 
+#include <cstdio>
+
+#include "checks.hpp"
+
 namespace amq {
 
 std::string_view errc_name(Errc code) noexcept {
@@ -23,4 +27,20 @@ std::string_view errc_name(Errc code) noexcept {
   return "error";
 }
 
+namespace detail {
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+void check_fpp(double fpp, double max, bool max_inclusive, std::string_view what, Errc code) {
+  if (fpp > 0 && (fpp < max || (max_inclusive && fpp == max))) return;
+  throw Error(code, std::string(what) + "false-positive probability must be in (0, " +
+                                          number_text(max) + (max_inclusive ? "]" : ")") + ", got " +
+                                          number_text(fpp));
+}
+
+}  // namespace detail
 }  // namespace amq

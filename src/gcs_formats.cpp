@@ -15,6 +15,7 @@
 #include "amq/detail/siphash.hpp"
 #include "amq/error.hpp"
 #include "amq/golomb_coded_set.hpp"
+#include "checks.hpp"
 
 namespace amq {
 namespace {
@@ -285,8 +286,7 @@ bool Bip158Filter::match_any(std::span<const Bytes> elements) const {
 // ---- HTTP Cache Digests -------------------------------------------------------------
 
 unsigned CacheDigest::log2_p_for(double fpp) {
-  if (!(fpp > 0.0 && fpp < 1.0))
-    throw Error(Errc::invalid_argument, "false-positive probability must be in (0, 1), got " + std::to_string(fpp));
+  detail::check_fpp(fpp, 1.0, false, "cache digest: ");
   const double l = std::round(std::log2(1.0 / fpp));
   if (l > 31) throw Error(Errc::invalid_argument, "a cache digest's P is at most 2^31 (fpp >= 2^-31)");
   return std::max(1u, static_cast<unsigned>(l));

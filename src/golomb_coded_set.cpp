@@ -19,6 +19,7 @@
 #include "amq/detail/prefetch.hpp"
 #include "amq/error.hpp"
 #include "amq/format.hpp"
+#include "checks.hpp"
 
 namespace amq {
 namespace {
@@ -31,11 +32,10 @@ constexpr size_t kTailGuardBytes = 288;
 constexpr uint64_t kMaxRangePerKey = uint64_t{1} << 40;
 
 uint64_t range_per_key_for(double fpp) {
-  if (!(fpp > 0.0 && fpp <= 0.5))
-    throw Error(Errc::invalid_argument, "false-positive probability must be in (0, 0.5], got " + std::to_string(fpp));
+  detail::check_fpp(fpp, 0.5, true, "Golomb-coded set: ");
   const double m = std::round(1.0 / fpp);
   if (m > static_cast<double>(kMaxRangePerKey))
-    throw Error(Errc::invalid_argument, "false-positive probability " + std::to_string(fpp) + " is below 2^-40");
+    throw Error(Errc::invalid_argument, "false-positive probability " + detail::number_text(fpp) + " is below 2^-40");
   return static_cast<uint64_t>(m);
 }
 

@@ -154,6 +154,8 @@ RedisReply run(RedisClient& c, std::string_view name, const std::string& meta, c
   if (code == "AMQ-INCOMPATIBLE") throw Error(Errc::incompatible, where + rest());
   if (code == "AMQ-FULL") throw Error(Errc::full, where + rest());
   if (code == "AMQ-CORRUPT") throw Error(Errc::corrupt, where + rest());
+  if (code == "AMQ-FOREIGN")
+    throw Error(Errc::incompatible, where + rest() + "; refusing to overwrite it (delete it, or choose another name)");
   if (code == "WRONGTYPE")
     throw Error(Errc::remote, where + "a key of the filter (" + meta + " or " + prefix +
                                   "<i>) holds another Redis type: " + msg);

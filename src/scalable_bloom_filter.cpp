@@ -6,14 +6,14 @@
 #include "amq/detail/byte_io.hpp"
 #include "amq/error.hpp"
 #include "amq/format.hpp"
+#include "checks.hpp"
 
 namespace amq::detail {
 namespace {
 
 std::string describe(const ScalableParams& p) {
-  return "initial capacity " + std::to_string(p.initial_capacity) + ", fpp " + std::to_string(p.fpp) + ", growth " +
-         std::to_string(p.growth) + ", tightening " + std::to_string(p.tightening) + ", layout " +
-         std::to_string(p.layout);
+  return "initial capacity " + std::to_string(p.initial_capacity) + ", fpp " + number_text(p.fpp) + ", growth " +
+         number_text(p.growth) + ", tightening " + number_text(p.tightening) + ", layout " + std::to_string(p.layout);
 }
 
 }  // namespace
@@ -27,12 +27,13 @@ uint32_t scalable_layer_limit(const ScalableParams& p) {
 }
 
 void check_scalable_params(const ScalableParams& p, Errc code) {
+  check_fpp(p.fpp, 1.0, false, "scalable Bloom filter: ", code);
   if (!valid_params(p))
     throw Error(code, "scalable Bloom filter: invalid parameters (" + describe(p) +
                           "); need 1 <= initial capacity <= 2^40, 0 < fpp < 1, 1 <= growth <= 16, "
                           "0 < tightening < 1, layout 0 or 1");
   if (!(layer_error(p, 0) >= kMinLayerFpp) || layer_geometry(p, 0).capacity == 0)
-    throw Error(code, "scalable Bloom filter: fpp " + std::to_string(p.fpp) + " is too small");
+    throw Error(code, "scalable Bloom filter: fpp " + number_text(p.fpp) + " is too small");
 }
 
 ScalableLayer make_scalable_layer(const ScalableParams& p, uint32_t i) {

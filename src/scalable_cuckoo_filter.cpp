@@ -6,6 +6,7 @@
 #include "amq/detail/byte_io.hpp"
 #include "amq/error.hpp"
 #include "amq/format.hpp"
+#include "checks.hpp"
 
 namespace amq::detail {
 namespace {
@@ -27,9 +28,9 @@ void check_scalable_cuckoo_params(const ScalableCuckooParams& p, Errc code) {
     if (p.fingerprint_bits < CuckooTable::kMinFingerprintBits || p.fingerprint_bits > CuckooTable::kMaxFingerprintBits)
       fail("fingerprint bits must be in 4..32, got " + std::to_string(p.fingerprint_bits));
   } else {
-    if (!(p.fpp > 0.0 && p.fpp < 1.0)) fail("false-positive probability must be in (0, 1), got " + std::to_string(p.fpp));
+    check_fpp(p.fpp, 1.0, false, "scalable cuckoo filter: ", code);
     if (std::ceil(std::log2(4.0 * p.bucket_size / p.fpp)) > CuckooTable::kMaxFingerprintBits)
-      fail("false-positive probability " + std::to_string(p.fpp) + " needs fingerprints longer than 32 bits");
+      fail("false-positive probability " + number_text(p.fpp) + " needs fingerprints longer than 32 bits");
   }
 }
 

@@ -30,7 +30,7 @@ for kind in blocked-bloom scalable-bloom; do
 done
 
 # scalable-bloom grew past its initial capacity of 500 and kept its target rate.
-layers=$(sed 's/.*"layers":"\([0-9]*\)".*/\1/' <(tr -d '\n' < "$T/info.json"))
+layers=$(sed 's/.*"layers":\([0-9]*\).*/\1/' <(tr -d '\n' < "$T/info.json"))
 [ "$layers" -ge 4 ]; check "scalable-bloom layers >= 4 after 5000 keys (got $layers)" 0 $?
 fp=$("$AMQ" query -c "$T/scalable-bloom.amq" < "$T/absent")
 [ "$fp" -le 150 ]; check "scalable-bloom FPR <= 1.5% on 10000 absent keys (got $fp)" 0 $?

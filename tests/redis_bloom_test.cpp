@@ -116,7 +116,7 @@ TEST(RedisBloom, RejectsBadNamesAndParams) {
   amq::test::RedisServer server;
   expect_error(Errc::invalid_argument, "hash tag", [&] { RedisBloomFilter::create(server.url(), "a{b}", {}); });
   expect_error(Errc::invalid_argument, "non-empty", [&] { RedisBloomFilter::create(server.url(), "", {}); });
-  expect_error(Errc::invalid_argument, "invalid parameters",
+  expect_error(Errc::invalid_argument, "false-positive probability must be in (0, 1), got 1.5",
                [&] { RedisBloomFilter::create(server.url(), "x", {.initial_capacity = 10, .fpp = 1.5}); });
   expect_error(Errc::not_found, "no such filter", [&] { RedisBloomFilter::open(server.url(), "nope"); });
 }
@@ -438,13 +438,51 @@ TEST(RedisBloom, WrongTypeIsAClearError) {
   RedisClient c(server.url());
   const std::string meta = RedisBloomFilter::meta_key("clash");
   c.command(meta, {"SET", meta, "not a hash"});
-  expect_error(Errc::remote, "WRONGTYPE", [&] { RedisBloomFilter::create(server.url(), "clash", {}); });
+  expect_error(Errc::incompatible, "is not an amq filter (a string)",
+               [&] { RedisBloomFilter::create(server.url(), "clash", {}); });
+  EXPECT_EQ(c.command(meta, {"GET", meta}).str, "not a hash");
   // A layer key of another type.
   auto f = RedisBloomFilter::create(server.url(), "clash2", {});
   const std::string l0 = RedisBloomFilter::layer_key("clash2", 0);
   c.command(l0, {"DEL", l0});
   c.command(l0, {"LPUSH", l0, "x"});
   expect_error(Errc::remote, "WRONGTYPE", [&] { f.insert("k"); });
+}
+
+// Keys amq did not create (a layer key without the meta key, a meta key that is not
+// an amq filter's, a layer key beyond the filter's layers) are refused, never written.
+TEST(RedisBloom, ForeignKeysAreNeverOverwritten) {
+  AMQ_REQUIRE_REDIS();
+  amq::test::RedisServer server;
+  RedisClient c(server.url());
+  const auto get = [&](const std::string& k) { return c.command(k, {"GET", k}).str; };
+  const std::string l0 = RedisBloomFilter::layer_key("s3", 0);
+  c.command(l0, {"SET", l0, "precious"});
+  expect_error(Errc::incompatible, l0 + " exists but amq:{s3}:meta does not",
+               [&] { RedisBloomFilter::create(server.url(), "s3", {}); });
+  EXPECT_EQ(get(l0), "precious");
+  EXPECT_EQ(c.command(l0, {"EXISTS", RedisBloomFilter::meta_key("s3")}).integer, 0);
+  auto local = amq::BloomFilter::create(100, 0.01);
+  expect_error(Errc::incompatible, "not created by amq",
+               [&] { RedisBloomFilter::push(server.url(), "s3", local.serialize()); });
+  EXPECT_EQ(get(l0), "precious");
+
+  // A hash at the meta key that amq did not write.
+  const std::string meta = RedisBloomFilter::meta_key("h");
+  c.command(meta, {"HSET", meta, "owner", "someone"});
+  expect_error(Errc::incompatible, "is not an amq filter (a hash)",
+               [&] { RedisBloomFilter::create(server.url(), "h", {}); });
+  expect_error(Errc::incompatible, "is not an amq filter",
+               [&] { RedisBloomFilter::push(server.url(), "h", local.serialize()); });
+  EXPECT_EQ(c.command(meta, {"HLEN", meta}).integer, 1);
+
+  // A key where the next layer would be opened: the insert that needs it fails first.
+  auto f = RedisBloomFilter::create(server.url(), "grow", {.initial_capacity = 10, .fpp = 0.01});
+  const std::string l1 = RedisBloomFilter::layer_key("grow", 1);
+  c.command(l1, {"SET", l1, "mine"});
+  expect_error(Errc::incompatible, l1 + " exists but", [&] { f.insert_many(amq::test::random_keys(50, 3)); });
+  EXPECT_EQ(get(l1), "mine");
+  EXPECT_LE(f.size(), 10u);  // at most layer 0's capacity, added before layer 1 was needed
 }
 
 TEST(RedisBloom, ConnectionErrorsAreClear) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "amq/detail/redis_client.hpp"
 #include "amq/file_io.hpp"
 #include "amq/scalable_bloom_filter.hpp"
 #include "redis_server.hpp"
@@ -132,6 +133,35 @@ TEST_F(RedisCli, ErrorsAreClear) {
   r = run(amq() + " query --name x k");  // --name without --redis
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--redis"), std::string::npos) << r.err;
+}
+
+// info --json: numbers are numbers, and a name that is not UTF-8 cannot break the JSON
+// (its bad bytes become U+FFFD).
+TEST_F(RedisCli, InfoJsonIsValidForAnyName) {
+  const std::string name = "\"$(printf 'x\\377\\042y')\"";  // x, 0xff, '"', y
+  auto r = run(amq() + " build -t scalable-bloom -n 100" + target_ + name, "a\nb\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run(amq() + " info --json" + target_ + name);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"name\":\"x\xEF\xBF\xBD\\\"y\""), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\xFF'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"initial_capacity\":100,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"layers\":[{\"capacity\":100,\"items\":2,"), std::string::npos) << r.out;
+}
+
+// `build --redis` refuses a name whose keys amq did not create, and leaves them as they are.
+TEST_F(RedisCli, BuildRefusesKeysItDidNotCreate) {
+  amq::detail::RedisClient c(server_->url());
+  const std::string l0 = "amq:{s3}:L0";
+  c.command(l0, {"SET", l0, "someone else's data"});
+  auto r = run(amq() + " build -t scalable-bloom" + target_ + "s3", "a\nb\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("amq:{s3}:L0 exists but amq:{s3}:meta does not"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("refusing to overwrite it"), std::string::npos) << r.err;
+  EXPECT_EQ(c.command(l0, {"GET", l0}).str, "someone else's data");
+  r = run(amq() + " build -t scalable-bloom -n 100" + target_ + "s3", "a\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(c.command(l0, {"GET", l0}).str, "someone else's data");
 }
 
 #else

@@ -122,6 +122,8 @@ using detail::last_level_cache_bytes;  // amq/detail/prefetch.hpp
 using Sink = std::function<void(const Row&)>;
 // Runs every registered bench; calls `sink` as each row is ready.
 void run_all(const Options& options, const Sink& sink);
+// The families run_all measures, in its order ("bloom", "bloom-family", "cuckoo", ...).
+std::vector<std::string> family_names();
 
 // ---- helpers for bench functions --------------------------------------------
 

@@ -46,6 +46,9 @@ struct BuildOptions {
   std::string format = "amq";          // output format: "amq", or a kind's outside format
   uint64_t seed = 0;                   // hash seed, for kinds with a seeded hash
   std::map<std::string, std::string> extra;  // kind-specific options, by CLI option name
+  // Most bytes of memory the structure may take: build_set throws Errc::too_large,
+  // before it allocates anything, when build_bytes is more. Unset: no limit.
+  std::optional<uint64_t> max_bytes;
 };
 
 class AnySet {
@@ -93,6 +96,13 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, const LoadOpti
 // can answer from a memory mapping (a SuccinctSet in an amq container, format "auto"
 // or "amq") is mapped, validated and queried in place instead of read and copied.
 std::unique_ptr<AnySet> open_set(const std::string& path, const LoadOptions& options = {});
+
+// The bytes of memory build_set(kind, options, keys) takes for the structure (about the
+// size of its file; for gcs and succinct, which are built from sorted copies of the
+// keys, an estimate of the building's peak), computed from the parameters without
+// allocating anything. Throws as build_set does for options the kind does not take
+// or parameters out of range.
+uint64_t build_bytes(Kind kind, const BuildOptions& options, std::span<const Bytes> keys);
 
 // Kind-specific option names build_set accepts in BuildOptions::extra.
 std::vector<std::string> extra_option_names(Kind kind);

@@ -54,6 +54,12 @@ class BloomFilter {
   // for more than 2^31 - 1 words (Guava's limit).
   static BloomFilter create(uint64_t expected_insertions, double fpp = kDefaultFpp,
                             GuavaStrategy strategy = GuavaStrategy::murmur128_mitz_64);
+  // The size create(expected_insertions, fpp) picks, without allocating it; same errors.
+  struct Geometry {
+    uint64_t words;  // 64-bit words of bits
+    int hashes;      // k
+  };
+  static Geometry geometry(uint64_t expected_insertions, double fpp);
 
   // An empty filter with exactly `num_words` 64-bit words and `num_hashes` probes.
   BloomFilter(uint64_t num_words, int num_hashes, GuavaStrategy strategy = GuavaStrategy::murmur128_mitz_64);
@@ -102,7 +108,8 @@ class BloomFilter {
 
   // Guava's expectedFpp(): (bits set / bit size)^k.
   double expected_fpp() const noexcept;
-  // Guava's approximateElementCount(): -bitSize ln(1 - set/bitSize) / k, rounded half up.
+  // Guava's approximateElementCount(): -bitSize ln(1 - set/bitSize) / k, rounded half up;
+  // a filter with every bit set counts as if one bit were clear (Guava: infinity).
   uint64_t approximate_element_count() const noexcept;
   uint64_t bit_count() const noexcept;  // bits set
   uint64_t bit_size() const noexcept { return words_.size() * 64; }

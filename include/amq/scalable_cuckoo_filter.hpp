@@ -209,7 +209,7 @@ class BasicScalableCuckooFilter {
       const double load = static_cast<double>(l.size()) / static_cast<double>(l.slots());
       log_none += 2.0 * l.bucket_size() * load * std::log1p(-std::ldexp(1.0, -static_cast<int>(l.fingerprint_bits())));
     }
-    return -std::expm1(log_none);
+    return log_none == 0 ? 0.0 : -std::expm1(log_none);  // an empty filter: 0, not -0
   }
   size_t size_in_bytes() const noexcept {
     size_t s = 0;

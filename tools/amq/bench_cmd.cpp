@@ -1,10 +1,16 @@
 // amq bench: the comparison table of bench/table, as text or JSON.
 #include <fmt/core.h>
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <memory>
 
+#include "amq/error.hpp"
 #include "bench_table.hpp"
 #include "cli.hpp"
+#include "json_out.hpp"
+#include "numbers.hpp"
 
 namespace amq::cli {
 
@@ -16,17 +22,35 @@ void add_bench(CLI::App& app, int& status) {
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("bench", "measure every structure and its peers on the same keys");
   cmd->add_option("--data", o->b.data, "key file, one key a line")->default_val("/usr/share/dict/words");
-  cmd->add_option("--synthetic", o->b.synthetic, "use N random 64-bit keys instead of --data");
-  cmd->add_option("-p,--fpp", o->b.fpp, "target false-positive rate")->default_val(0.01);
-  cmd->add_option("--repeats", o->b.repeats, "builds: the median of this many runs; lookups: the least of at least 11 passes")->default_val(3);
-  cmd->add_option("--only", o->b.only, "only the structure families whose name contains this");
+  cmd->add_option("--synthetic", o->b.synthetic, "use N >= 1 random 64-bit keys instead of --data")
+      ->transform(count_in(1));
+  cmd->add_option("-p,--fpp", o->b.fpp, "target false-positive rate, in (0, 0.5]")
+      ->transform(real_in(0, Bound::open, 0.5, Bound::closed))
+      ->default_val(0.01);
+  cmd->add_option("--repeats", o->b.repeats,
+                  "builds: the median of this many runs, 1..1000; lookups: the least of at least 11 passes")
+      ->transform(count_in(1, 1000))
+      ->default_val(3);
+  std::string families;
+  for (const auto& f : bench::family_names()) families += (families.empty() ? "" : ", ") + f;
+  cmd->add_option("--only", o->b.only,
+                  "only the structure families whose name contains this: " + families);
   cmd->add_option("--min-time", o->b.min_lookup_seconds,
-                  "lookups: keep timing rounds for at least this many seconds per comparison (bursts of "
-                  "interference from other tenants last seconds)")
-      ->default_val(3)
-      ->check(CLI::Range(0.0, 600.0));
+                  "lookups: keep timing rounds for at least this many seconds per comparison, in [0, 600] (bursts "
+                  "of interference from other tenants last seconds)")
+      ->transform(real_in(0, Bound::closed, 600, Bound::closed))
+      ->default_val(3);
   cmd->add_flag("--json", o->json, "print a JSON array of rows");
-  cmd->callback([o, &status] {
+  cmd->callback([o, families, &status] {
+    // Arguments are checked before anything is printed.
+    if (!o->b.only.empty()) {
+      bool any = false;
+      for (const auto& f : bench::family_names()) any |= f.find(o->b.only) != std::string::npos;
+      if (!any)
+        throw Error(Errc::invalid_argument, "--only '" + o->b.only + "' names no structure family (" + families + ")");
+    }
+    if (o->b.synthetic == 0 && !std::ifstream(o->b.data))
+      throw Error(Errc::not_found, o->b.data + ": cannot read: " + std::strerror(errno));
     const bool json = o->json;
     bool first = true;
     if (json) {
@@ -49,12 +73,19 @@ void add_bench(CLI::App& app, int& status) {
     flush_stdout();
     bench::run_all(o->b, [&](const bench::Row& r) {
       if (json) {
-        fmt::print(
-            "{}\n  {{\"structure\":\"{}\",\"params\":\"{}\",\"n\":{},\"bytes\":{},\"bits_per_key\":{:.3f},"
-            "\"fpp_target\":{:.6g},\"fpp_measured\":{:.6g},\"build_ns_per_key\":{:.2f},\"lookup_pos_ns\":{:.2f},"
-            "\"lookup_neg_ns\":{:.2f},\"batch_lookup_ns\":{:.2f},\"note\":\"{}\"}}",
-            first ? "" : ",", r.structure, r.params, r.n, r.bytes, r.bits_per_key, r.fpp_target, r.fpp_measured,
-            r.build_ns_per_key, r.lookup_pos_ns, r.lookup_neg_ns, r.batch_lookup_ns, r.note);
+        const Json row = {{"structure", r.structure},
+                          {"params", r.params},
+                          {"n", r.n},
+                          {"bytes", r.bytes},
+                          {"bits_per_key", r.bits_per_key},
+                          {"fpp_target", r.fpp_target},
+                          {"fpp_measured", r.fpp_measured},
+                          {"build_ns_per_key", r.build_ns_per_key},
+                          {"lookup_pos_ns", r.lookup_pos_ns},
+                          {"lookup_neg_ns", r.lookup_neg_ns},
+                          {"batch_lookup_ns", r.batch_lookup_ns},
+                          {"note", r.note}};
+        fmt::print("{}\n  {}", first ? "" : ",", json_text(row));
       } else if (r.n == 0) {
         fmt::print("{:<28} {}\n", r.structure, r.note);
       } else {

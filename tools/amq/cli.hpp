@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -84,8 +85,8 @@ int redis_query(const RedisTarget& target, const std::vector<std::string>& args,
 int redis_info(const RedisTarget& target, bool json);
 // `amq info`'s text form: a line a field, names in a column as wide as the longest.
 void print_info_text(const SetInfo& i);
-// `amq info --json`: one object a line; `extra` (members, each after a comma) follows params.
-void print_info_json(const SetInfo& i, std::string_view extra = {});
+// `amq info --json`: one object a line; the members of `extra` (an object) follow params.
+void print_info_json(const SetInfo& i, const nlohmann::ordered_json* extra = nullptr);
 void add_list(CLI::App& app, int& status);
 
 }  // namespace amq::cli

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,7 +15,10 @@
 #include "amq/any_set.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
+#include "amq/golomb_coded_set.hpp"
 #include "cli.hpp"
+#include "json_out.hpp"
+#include "numbers.hpp"
 
 namespace amq::cli {
 namespace {
@@ -52,8 +56,10 @@ struct Bip158Opts {
   CLI::Option *key = nullptr, *p = nullptr, *m = nullptr;
   void add(CLI::App& cmd) {
     key = cmd.add_option("--siphash-key", siphash_key, "gcs --format bip158: the 16-byte SipHash key, 32 hex digits");
-    p = cmd.add_option("--golomb-p", golomb_p, "gcs --format bip158: Golomb-Rice parameter P (default 19)");
-    m = cmd.add_option("--golomb-m", golomb_m, "gcs --format bip158: range per element M (default 784931)");
+    p = cmd.add_option("--golomb-p", golomb_p, "gcs --format bip158: Golomb-Rice parameter P, 1..62 (default 19)")
+            ->transform(count_in(1, 62));
+    m = cmd.add_option("--golomb-m", golomb_m, "gcs --format bip158: range per element M, >= 1 (default 784931)")
+            ->transform(count_in(1));
   }
   void put(std::map<std::string, std::string>& extra) const {
     if (*key) extra["siphash-key"] = siphash_key;
@@ -85,21 +91,10 @@ std::optional<std::chrono::milliseconds> wait_limit(const CLI::Option* opt, doub
   return std::chrono::milliseconds(static_cast<int64_t>(std::min(seconds, 1e9) * 1000.0));
 }
 
-std::string json_escape(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
+// The file formats `--format` reads, for the help of query, add and info.
+constexpr const char* kLoadFormats =
+    "file format: auto (an amq file or a Guava stream, recognised), amq, guava (bloom), parquet (a raw "
+    "blocked-bloom bitset), bip158 (gcs, with --siphash-key), cache-digest (gcs, base64url text)";
 
 }  // namespace
 
@@ -116,6 +111,7 @@ void add_build(CLI::App& app, int& status) {
     bool parquet = false;
     double growth = 0, tightening = 0;
     uint32_t fingerprint_bits = 0, bucket_size = 0;
+    uint64_t max_memory = 0;
     std::string tail_coding;
     RedisTarget redis;
     Bip158Opts bip158;
@@ -126,20 +122,39 @@ void add_build(CLI::App& app, int& status) {
   std::vector<std::string> kinds;
   for (Kind k : all_kinds()) kinds.emplace_back(kind_name(k));
   cmd->add_option("-t,--type", o->kind, "structure kind")->required()->check(CLI::IsMember(kinds));
-  cmd->add_option("-p,--fpp", o->fpp, "target false-positive rate, in (0, 1)")->default_val(0.01);
-  auto* cap = cmd->add_option("-n,--capacity", o->capacity, "expected number of keys (default: the keys given)");
+  cmd->add_option("-p,--fpp", o->fpp,
+                  "target false-positive rate: in (0, 1); gcs: (0, 0.5]; gcs --format cache-digest: rounded to the "
+                  "nearest power of 1/2; not for succinct (an exact set)")
+      ->transform(real_in(0, Bound::open, 1, Bound::open))
+      ->default_val(0.01);
+  auto* cap = cmd->add_option("-n,--capacity", o->capacity,
+                              "expected number of keys, >= 1 (default: the keys given); not for gcs and succinct, "
+                              "which hold exactly the keys given")
+                  ->transform(count_in(1));
   add_key_type_option(*cmd, o->key_type);
-  cmd->add_option("--format", o->format, "output format: amq, or the kind's outside format (bloom: guava)")
+  cmd->add_option("--format", o->format,
+                  "output format: amq (every kind), guava (bloom), parquet (blocked-bloom: the raw bitset), bip158 "
+                  "or cache-digest (gcs)")
       ->default_val("amq");
   cmd->add_option("-o,--output", o->out, "output file (default: stdout)");
-  cmd->add_option("--seed", o->seed, "hash seed, for kinds with a seeded hash")->default_val(0);
+  cmd->add_option("--seed", o->seed, "hash seed, for kinds with a seeded hash")->transform(count_in())->default_val(0);
+  auto* max_mem = cmd->add_option("--max-memory", o->max_memory,
+                                  "refuse to build a set that needs more memory than this many bytes (suffix k, M, "
+                                  "G or T: powers of 1024; default: the memory available now)")
+                      ->transform(byte_size());
   cmd->add_flag("--parquet", o->parquet, "blocked-bloom: Parquet's hashing (XXH64, seed 0)");
-  auto* growth = cmd->add_option("--growth", o->growth, "scalable kinds: size factor of each new layer (default 2)");
+  auto* growth = cmd->add_option("--growth", o->growth,
+                                 "scalable kinds: size factor of each new layer, in [1, 16] (scalable-cuckoo: a whole "
+                                 "number; default 2)")
+                     ->transform(real_in(1, Bound::closed, 16, Bound::closed));
   auto* tight = cmd->add_option("--tightening", o->tightening,
-                                "scalable-bloom: error ratio of each new layer (default 0.5)");
+                                "scalable-bloom: error ratio of each new layer, in (0, 1) (default 0.5)")
+                    ->transform(real_in(0, Bound::open, 1, Bound::open));
   auto* fbits = cmd->add_option("--fingerprint-bits", o->fingerprint_bits,
-                                "cuckoo kinds: fingerprint bits f, 4..32 (default: from --fpp)");
-  auto* bsize = cmd->add_option("--bucket-size", o->bucket_size, "cuckoo kinds: slots per bucket, 2, 4 or 8");
+                                "cuckoo kinds: fingerprint bits f, 4..32 (default: from --fpp)")
+                    ->transform(count_in(4, 32));
+  auto* bsize = cmd->add_option("--bucket-size", o->bucket_size, "cuckoo kinds: slots per bucket, 2, 4 or 8")
+                    ->transform(count_in(2, 8));
   auto* tcode = cmd->add_option("--tail-coding", o->tail_coding,
                                 "succinct: code the tails with a symbol table learnt from them: auto (where that "
                                 "makes the set smaller; the default), always, never")
@@ -149,7 +164,7 @@ void add_build(CLI::App& app, int& status) {
   cmd->add_option("files", o->files, "key files (default: stdin)");
   cmd->add_option("--redis", o->redis.url, "add to a shared scalable-bloom in Redis: redis://[user:password@]host:port[/db]");
   cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
-  cmd->callback([o, cap, growth, tight, fbits, bsize, tcode, cmd, wait, &status] {
+  cmd->callback([o, cap, growth, tight, fbits, bsize, tcode, max_mem, cmd, wait, &status] {
     if (!o->redis.url.empty() || !o->redis.name.empty()) {
       RedisBuildOptions r{o->kind, o->format, o->out, {}, {}, {}, {}, {}};
       if (*cap) r.capacity = o->capacity;
@@ -161,20 +176,36 @@ void add_build(CLI::App& app, int& status) {
       return;
     }
     const Kind kind = *kind_from_name(o->kind);
+    if (kind == Kind::succinct && cmd->count("--fpp"))
+      throw Error(Errc::invalid_argument, "--fpp does not apply to succinct: it is an exact set");
     BuildOptions opt;
     opt.fpp = o->fpp;
     if (*cap) opt.capacity = o->capacity;
     opt.format = o->format;
     opt.seed = o->seed;
     if (o->parquet) opt.extra["parquet"] = "1";
-    if (*growth) opt.extra["growth"] = std::to_string(o->growth);
-    if (*tight) opt.extra["tightening"] = std::to_string(o->tightening);
+    if (*growth) opt.extra["growth"] = fmt::format("{}", o->growth);  // shortest text that reads back the same
+    if (*tight) opt.extra["tightening"] = fmt::format("{}", o->tightening);
     if (*fbits) opt.extra["fingerprint-bits"] = std::to_string(o->fingerprint_bits);
     if (*bsize) opt.extra["bucket-size"] = std::to_string(o->bucket_size);
     if (*tcode) opt.extra["tail-coding"] = o->tail_coding;
     o->bip158.put(opt.extra);
     const KeyList keys = read_keys({}, o->files, o->key_type, true);
     const auto views = keys.views();
+    const std::string where = o->out == "-" ? std::string("build") : o->out;
+    // The memory the set needs, checked before anything is allocated: the set, and its
+    // file image while it is written (a succinct set is its file image).
+    const std::optional<uint64_t> limit = *max_mem ? std::optional<uint64_t>(o->max_memory) : available_memory();
+    if (limit) {
+      const uint64_t set_bytes = build_bytes(kind, opt, views);
+      const uint64_t need = kind == Kind::succinct ? set_bytes : 2 * set_bytes;
+      if (need > *limit)
+        throw Error(Errc::too_large,
+                    fmt::format("{}: a {} of {} keys needs {} of memory (the set and its file image), more than the "
+                                "{} {} (--max-memory)",
+                                where, o->kind, opt.capacity.value_or(views.size()), bytes_text(need),
+                                bytes_text(*limit), *max_mem ? "allowed" : "available"));
+    }
     auto set = build_set(kind, opt, views);
     // Replacing a file that amq writers may be updating: take turns with them, or
     // either this file or their update would be lost.
@@ -183,6 +214,18 @@ void add_build(CLI::App& app, int& status) {
     if (o->out != "-" && ::stat(o->out.c_str(), &st) == 0 && S_ISREG(st.st_mode))
       lock.emplace(o->out, wait_limit(wait, o->wait));
     save_path(lock ? lock->path() : o->out, *set);
+    // A fixed-size filter given more keys than its capacity still answers, at a worse rate.
+    if ((kind == Kind::bloom || kind == Kind::blocked_bloom) && opt.capacity && views.size() > *opt.capacity)
+      fmt::print(stderr,
+                 "amq: warning: {}: {} keys are more than the capacity {} (-n): the expected false-positive rate is "
+                 "{:g}, not {:g}\n",
+                 where, views.size(), *opt.capacity, set->info().fpp_expected, opt.fpp);
+    if (kind == Kind::gcs && opt.format == "cache-digest") {
+      const double rate = std::ldexp(1.0, -static_cast<int>(CacheDigest::log2_p_for(opt.fpp)));
+      if (rate != opt.fpp)
+        fmt::print(stderr, "amq: note: {}: a cache digest's rate is a power of 1/2: --fpp {:g} was rounded to {:g}\n",
+                   where, opt.fpp, rate);
+    }
     status = 0;
   });
 }
@@ -204,7 +247,7 @@ void add_query(CLI::App& app, int& status) {
   cmd->add_flag("-v,--invert", o->invert, "print the keys that are surely absent instead");
   cmd->add_flag("-c,--count", o->count, "print only the number of keys selected");
   add_key_type_option(*cmd, o->key_type);
-  cmd->add_option("--format", o->format, "file format: auto, amq, guava")->default_val("auto");
+  cmd->add_option("--format", o->format, kLoadFormats)->default_val("auto");
   cmd->add_option("--redis", o->redis.url, "query a filter in Redis: redis://[user:password@]host:port[/db]");
   cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
   o->bip158.add(*cmd);
@@ -243,7 +286,8 @@ void add_add(CLI::App& app, int& status) {
   cmd->add_option("file", o->file, "set file")->required();
   cmd->add_option("keys", o->keys, "keys (default: lines of stdin)");
   add_key_type_option(*cmd, o->key_type);
-  cmd->add_option("--format", o->format, "file format: auto, amq, guava")->default_val("auto");
+  cmd->add_option("--format", o->format, "file format: auto (an amq file or a Guava stream, recognised), amq, guava")
+      ->default_val("auto");
   auto* wait = add_wait_option(*cmd, o->wait);
   cmd->callback([o, wait, &status] {
     // Writers take turns: the lock is held from the read to the replacement.
@@ -341,15 +385,40 @@ void print_info_text(const SetInfo& i) {
   line("expected fpp", fmt::format("{:.6g}", i.fpp_expected));
 }
 
-void print_info_json(const SetInfo& i, std::string_view extra) {
-  std::string params;
-  for (const auto& [k, v] : i.params)
-    params += fmt::format("{}\"{}\":\"{}\"", params.empty() ? "" : ",", json_escape(k), json_escape(v));
-  fmt::print(
-      "{{\"kind\":\"{}\",\"format\":\"{}\",\"params\":{{{}}}{},\"items\":{},\"items_exact\":{},\"bytes\":{},"
-      "\"bits_per_key\":{:.4f},\"fpp_expected\":{:.6g}}}\n",
-      kind_name(i.kind), json_escape(i.format), params, extra, i.items, i.items_exact ? "true" : "false", i.bytes,
-      i.bits_per_key, i.fpp_expected);
+void print_info_json(const SetInfo& i, const Json* extra) {
+  // Numbers as numbers; the per-layer lists as arrays; names and keys always strings.
+  const auto is_list = [&](const std::string& name) {
+    return (i.kind == Kind::scalable_bloom && name.rfind("layer_", 0) == 0) ||
+           (i.kind == Kind::scalable_cuckoo && name == "fingerprint_bits");
+  };
+  Json params = Json::object();
+  for (const auto& [k, v] : i.params) {
+    if (k == "name" || k == "siphash_key" || k == "base64url") {
+      params[k] = v;
+    } else if (is_list(k)) {
+      Json list = Json::array();
+      for (size_t at = 0; at <= v.size();) {
+        const size_t comma = std::min(v.find(',', at), v.size());
+        if (comma > at) list.push_back(json_number_or_string(std::string_view(v).substr(at, comma - at)));
+        at = comma + 1;
+      }
+      params[k] = std::move(list);
+    } else {
+      params[k] = json_number_or_string(v);
+    }
+  }
+  Json j = Json::object();
+  j["kind"] = kind_name(i.kind);
+  j["format"] = i.format;
+  j["params"] = std::move(params);
+  if (extra)
+    for (const auto& [k, v] : extra->items()) j[k] = v;
+  j["items"] = i.items;
+  j["items_exact"] = i.items_exact;
+  j["bytes"] = i.bytes;
+  j["bits_per_key"] = i.bits_per_key;
+  j["fpp_expected"] = i.fpp_expected;
+  fmt::print("{}\n", json_text(j));
 }
 
 void add_info(CLI::App& app, int& status) {
@@ -364,7 +433,7 @@ void add_info(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand("info", "describe a set file");
   cmd->add_option("file", o->file, "set file (none with --redis)");
   cmd->add_flag("--json", o->json, "one JSON object");
-  cmd->add_option("--format", o->format, "file format: auto, amq, guava")->default_val("auto");
+  cmd->add_option("--format", o->format, kLoadFormats)->default_val("auto");
   cmd->add_option("--redis", o->redis.url, "describe a filter in Redis: redis://[user:password@]host:port[/db]");
   cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
   o->bip158.add(*cmd);

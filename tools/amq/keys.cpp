@@ -43,6 +43,13 @@ std::string decode_key(const std::string& text, KeyType type) {
         if (c >= 'A' && c <= 'F') return c - 'A' + 10;
         throw Error(Errc::invalid_argument, "not a hex key: '" + text + "'");
       };
+      // The first character that is not a hex digit is named before the length is checked.
+      if (const size_t bad = text.find_first_not_of("0123456789abcdefABCDEF"); bad != std::string::npos) {
+        const auto c = static_cast<unsigned char>(text[bad]);
+        const std::string shown = c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+        throw Error(Errc::invalid_argument, fmt::format("not a hex key: '{}': character {} ('{}') is not a hex digit",
+                                                        text, bad + 1, shown));
+      }
       if (text.size() % 2 != 0) throw Error(Errc::invalid_argument, "hex key has an odd number of digits: '" + text + "'");
       std::string out(text.size() / 2, '\0');
       for (size_t i = 0; i < out.size(); ++i)

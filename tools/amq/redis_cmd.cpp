@@ -10,6 +10,7 @@
 #include "amq/file_io.hpp"
 #include "amq/redis_bloom_filter.hpp"
 #include "cli.hpp"
+#include "json_out.hpp"
 
 namespace amq::cli {
 namespace {
@@ -99,11 +100,11 @@ int redis_info(const RedisTarget& t, bool json) {
                      .bits_per_key = bpk,
                      .fpp_expected = i.fpp_expected};
   if (json) {
-    std::string layers;
+    Json layers = Json::array();
     for (const auto& l : i.layers)
-      layers += fmt::format("{}{{\"capacity\":{},\"items\":{},\"bits\":{},\"hashes\":{}}}", layers.empty() ? "" : ",",
-                            l.capacity, l.items, l.bits, l.hashes);
-    print_info_json(info, fmt::format(",\"layers\":[{}]", layers));
+      layers.push_back({{"capacity", l.capacity}, {"items", l.items}, {"bits", l.bits}, {"hashes", l.hashes}});
+    const Json extra = {{"layers", std::move(layers)}};
+    print_info_json(info, &extra);
   } else {
     print_info_text(info);
   }

@@ -18,6 +18,7 @@
 #include "amq/error.hpp"
 #include "amq/log_store.hpp"
 #include "cli.hpp"
+#include "numbers.hpp"
 
 namespace amq::cli {
 namespace {
@@ -104,7 +105,9 @@ void add_store(CLI::App& app, int& status) {
   auto* imp = store->add_subcommand("import", "store FILE in DB as chunks keyed by their SHA-1, and their order");
   imp->add_option("file", o->file, "file to import")->required();
   imp->add_option("db", o->db, "store directory (created if missing)")->required();
-  imp->add_option("--chunk", o->chunk, "chunk size in bytes (1 .. 64 MiB)")->default_val(64 * 1024);
+  imp->add_option("--chunk", o->chunk, "chunk size in bytes (1 .. 64 MiB)")
+      ->transform(count_in(1, 64 << 20))
+      ->default_val(64 * 1024);
   add_skip_corrupt(*imp, *o);
   imp->callback([o, &status] {
     auto db = open_store(*o, {});
