@@ -1,4 +1,5 @@
 // AnySet adapter for BloomFilter (Kind::bloom), in amq or Guava format.
+#include <cmath>
 #include <string>
 
 #include "amq/bloom_filter.hpp"
@@ -12,7 +13,7 @@ class AnyBloom final : public FilterAdapter<BloomFilter, Kind::bloom> {
  public:
   AnyBloom(BloomFilter f, bool guava) : FilterAdapter(std::move(f)), guava_(guava) {}
   SetInfo info() const override {
-    SetInfo i = make_info(Kind::bloom, s_.approximate_element_count(), serialize().size(), s_.expected_fpp(), false);
+    SetInfo i = make_info(Kind::bloom, items(), serialize().size(), s_.expected_fpp(), false);
     i.format = guava_ ? "guava" : "amq";
     i.params = {{"bits", std::to_string(s_.bit_size())},
                 {"hashes", std::to_string(s_.num_hashes())},
@@ -24,6 +25,14 @@ class AnyBloom final : public FilterAdapter<BloomFilter, Kind::bloom> {
   std::vector<std::byte> serialize() const override { return guava_ ? s_.to_guava() : s_.serialize(); }
 
  private:
+  // Guava's estimate, except for a filter with every bit set, where Guava's is infinite:
+  // it counts as one bit short of full (m ln m / k keys, the coupon collector's figure).
+  uint64_t items() const noexcept {
+    const uint64_t n = s_.approximate_element_count();
+    if (n != UINT64_MAX) return n;
+    const double m = static_cast<double>(s_.bit_size());
+    return static_cast<uint64_t>(std::floor(m * std::log(m) / s_.num_hashes() + 0.5));
+  }
   bool guava_;
 };
 

@@ -94,10 +94,9 @@ double BloomFilter::expected_fpp() const noexcept {
 
 uint64_t BloomFilter::approximate_element_count() const noexcept {
   const double size = static_cast<double>(bit_size());
-  // A filter with every bit set counts as one bit short of it (m ln m / k keys, the
-  // coupon collector's expectation) instead of Guava's infinity.
-  const double fraction = std::min(static_cast<double>(bit_count()), size - 1) / size;
+  const double fraction = static_cast<double>(bit_count()) / size;
   const double x = -std::log1p(-fraction) * size / num_hashes_;
+  if (!std::isfinite(x)) return UINT64_MAX;
   // DoubleMath.roundToLong(x, HALF_UP) for x >= 0
   return static_cast<uint64_t>(std::floor(x + 0.5));
 }

@@ -109,7 +109,7 @@ class BloomFilter {
   // Guava's expectedFpp(): (bits set / bit size)^k.
   double expected_fpp() const noexcept;
   // Guava's approximateElementCount(): -bitSize ln(1 - set/bitSize) / k, rounded half up;
-  // a filter with every bit set counts as if one bit were clear (Guava: infinity).
+  // UINT64_MAX when every bit is set (Guava's overflow).
   uint64_t approximate_element_count() const noexcept;
   uint64_t bit_count() const noexcept;  // bits set
   uint64_t bit_size() const noexcept { return words_.size() * 64; }

@@ -128,9 +128,9 @@ void add_build(CLI::App& app, int& status) {
       ->transform(real_in(0, Bound::open, 1, Bound::open))
       ->default_val(0.01);
   auto* cap = cmd->add_option("-n,--capacity", o->capacity,
-                              "expected number of keys, >= 1 (default: the keys given); not for gcs and succinct, "
-                              "which hold exactly the keys given")
-                  ->transform(count_in(1));
+                              "expected number of keys (default: the keys given; 0 counts as 1, as in Guava); not "
+                              "for gcs and succinct, which hold exactly the keys given")
+                  ->transform(count_in(0));
   add_key_type_option(*cmd, o->key_type);
   cmd->add_option("--format", o->format,
                   "output format: amq (every kind), guava (bloom), parquet (blocked-bloom: the raw bitset), bip158 "
@@ -180,7 +180,7 @@ void add_build(CLI::App& app, int& status) {
       throw Error(Errc::invalid_argument, "--fpp does not apply to succinct: it is an exact set");
     BuildOptions opt;
     opt.fpp = o->fpp;
-    if (*cap) opt.capacity = o->capacity;
+    if (*cap) opt.capacity = std::max<uint64_t>(o->capacity, 1);  // 0 counts as 1, as in Guava
     opt.format = o->format;
     opt.seed = o->seed;
     if (o->parquet) opt.extra["parquet"] = "1";
