@@ -137,6 +137,7 @@
 
 #include "amq/detail/rank_select.hpp"
 #include "amq/detail/tail_symbols.hpp"
+#include "amq/format.hpp"
 #include "amq/hash.hpp"
 
 namespace amq {
@@ -151,6 +152,10 @@ struct SuccinctSetOptions {
   // wherever there are tails, `never` keeps them raw.
   enum class TailCoding { automatic, always, never };
   TailCoding tail_coding = TailCoding::automatic;
+  // What the keys are, recorded in the file's header (amq/format.hpp); the set itself
+  // takes every key as bytes. Integer keys meant to sort numerically are given as their
+  // 8 big-endian bytes (amq/any_set.hpp does so for KeyType::u64).
+  KeyType key_type = KeyType::unknown;
 };
 
 class SuccinctSet {

@@ -143,6 +143,7 @@ void add_build(CLI::App& app, int& status) {
     if (*cap) opt.capacity = o->capacity;
     opt.format = o->format;
     opt.seed = o->seed;
+    opt.key_type = o->key_type;
     if (o->parquet) opt.extra["parquet"] = "1";
     if (*growth) opt.extra["growth"] = std::to_string(o->growth);
     if (*tight) opt.extra["tightening"] = std::to_string(o->tightening);
@@ -163,7 +164,7 @@ void add_query(CLI::App& app, int& status) {
     std::string file;
     std::vector<std::string> keys;
     bool invert = false, count = false;
-    KeyType key_type = KeyType::str;
+    KeyType key_type = KeyType::unknown;  // unknown: not given
     std::string format = "auto";
     RedisTarget redis;
     Bip158Opts bip158;
@@ -183,14 +184,15 @@ void add_query(CLI::App& app, int& status) {
     if (!o->redis.url.empty() || !o->redis.name.empty()) {
       std::vector<std::string> args = o->keys;  // with --redis, every positional is a key
       if (!o->file.empty()) args.insert(args.begin(), o->file);
-      status = redis_query(o->redis, read_keys(args, {}, o->key_type, false), o->invert, o->count);
+      status = redis_query(o->redis, read_keys(args, {}, resolve_key_type("", KeyType::unknown, o->key_type), false),
+                           o->invert, o->count);
       return;
     }
     if (o->file.empty()) throw CLI::RequiredError("file");
     LoadOptions lo{.format = o->format, .extra = {}};
     o->bip158.put(lo.extra);
     auto set = load_path(o->file, lo);
-    const KeyList keys = read_keys(o->keys, {}, o->key_type, false);
+    const KeyList keys = read_keys(o->keys, {}, resolve_key_type(o->file, set->key_type(), o->key_type), false);
     const auto views = keys.views();
     std::unique_ptr<bool[]> hit(new bool[views.size() ? views.size() : 1]);
     set->contains_many(views, std::span<bool>(hit.get(), views.size()));
@@ -219,7 +221,7 @@ void add_add(CLI::App& app, int& status) {
   struct Opts {
     std::string file;
     std::vector<std::string> keys;
-    KeyType key_type = KeyType::str;
+    KeyType key_type = KeyType::unknown;  // unknown: not given
     std::string format = "auto";
   };
   auto o = std::make_shared<Opts>();
@@ -233,7 +235,7 @@ void add_add(CLI::App& app, int& status) {
     if (!set->is_dynamic())
       throw Error(Errc::unsupported, o->file + ": a " + std::string(kind_name(set->kind())) +
                                          " is static: rebuild it with 'amq build' instead");
-    const KeyList keys = read_keys(o->keys, {}, o->key_type, true);
+    const KeyList keys = read_keys(o->keys, {}, resolve_key_type(o->file, set->key_type(), o->key_type), true);
     for (Bytes k : keys.views()) {
       try {
         set->insert(k);
@@ -250,7 +252,7 @@ void add_remove(CLI::App& app, int& status) {
   struct Opts {
     std::string file;
     std::vector<std::string> keys;
-    KeyType key_type = KeyType::str;
+    KeyType key_type = KeyType::unknown;  // unknown: not given
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("remove", "remove keys from a set that can erase; prints the keys not found");
@@ -261,7 +263,7 @@ void add_remove(CLI::App& app, int& status) {
     auto set = load_path(o->file, "auto");
     if (!set->supports_erase())
       throw Error(Errc::unsupported, o->file + ": a " + std::string(kind_name(set->kind())) + " cannot remove keys");
-    const KeyList keys = read_keys(o->keys, {}, o->key_type, true);
+    const KeyList keys = read_keys(o->keys, {}, resolve_key_type(o->file, set->key_type(), o->key_type), true);
     const auto views = keys.views();
     size_t missing = 0;
     for (size_t i = 0; i < views.size(); ++i) {
