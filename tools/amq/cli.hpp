@@ -34,10 +34,11 @@ KeyList read_keys(const std::vector<std::string>& args, const std::vector<std::s
                   bool progress);
 // --key-type; `type` is left as it is unless the option is given.
 CLI::Option* add_key_type_option(CLI::App& cmd, KeyType& type);
-// The key type to read `path`'s keys with: the one its file records, or the one
-// --key-type gives (`given`, which stays KeyType::unknown when not given) if it records
-// none, else str. Throws amq::Error(invalid_argument), naming the file and both types,
-// when --key-type contradicts the recorded type.
+// The key type to read `path`'s keys with: the one --key-type gives (`given`, which
+// stays KeyType::unknown when not given), else the one its file records, else str.
+// Throws amq::Error(invalid_argument), naming the file and both types, when one of the
+// given and the recorded type is u64 and the other is not (str and hex are notations
+// of the same byte-string keys, and read each other's sets).
 KeyType resolve_key_type(const std::string& path, KeyType recorded, KeyType given);
 
 // Writes `data` to `path` atomically ("-" = stdout).

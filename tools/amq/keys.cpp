@@ -123,12 +123,14 @@ CLI::Option* add_key_type_option(CLI::App& cmd, KeyType& type) {
 }
 
 KeyType resolve_key_type(const std::string& path, KeyType recorded, KeyType given) {
-  if (recorded == KeyType::unknown) return given == KeyType::unknown ? KeyType::str : given;
-  if (given != KeyType::unknown && given != recorded)
+  if (given == KeyType::unknown) return recorded == KeyType::unknown ? KeyType::str : recorded;
+  // str and hex are two notations of the same keys, byte strings: either reads a set of
+  // the other (hex gives keys no line can hold). A u64 key is another key altogether.
+  if (recorded != KeyType::unknown && (recorded == KeyType::u64) != (given == KeyType::u64))
     throw Error(Errc::invalid_argument, fmt::format("{}: the set holds {} keys, not {} keys (--key-type {})", path,
                                                     key_type_name(recorded), key_type_name(given),
                                                     key_type_name(given)));
-  return recorded;
+  return given;
 }
 
 void write_output(const std::string& path, std::span<const std::byte> data) {
