@@ -181,7 +181,10 @@ class SuccinctSet {
   SuccinctSet();
 
   // Builds the set of `keys`: any range of things KeyView accepts (std::string,
-  // std::string_view, byte spans). Unsorted input and duplicates are fine.
+  // std::string_view, byte spans). Unsorted input and duplicates are fine. A range of
+  // integers is taken as their 8 little-endian bytes each (KeyView's encoding, so that
+  // contains(uint64_t) agrees), which do not sort numerically: for that, give each as
+  // its 8 big-endian bytes (as AnySet does for a set of KeyType::u64).
   template <class Keys>
   static SuccinctSet build(const Keys& keys, Options options = {}) {
     std::vector<std::string_view> v;
