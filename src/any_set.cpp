@@ -88,6 +88,10 @@ class KeyTypedSet final : public AnySet {
     return out;
   }
   void write_to(const std::function<void(std::span<const std::byte>)>& sink) const override {
+    // A succinct set hands over its own file image, without a copy, and that records the
+    // key type it was built or loaded with. The other kinds serialize into a buffer of
+    // their own, which serialize() stamps in place (a copy here would double the memory).
+    if (set_->kind() != Kind::succinct) return sink(serialize());
     set_->write_to([&](std::span<const std::byte> bytes) {
       if (!needs_key_type(bytes)) return sink(bytes);
       std::vector<std::byte> out(bytes.begin(), bytes.end());
