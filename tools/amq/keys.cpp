@@ -116,8 +116,9 @@ KeyList read_keys(const std::vector<std::string>& args, const std::vector<std::s
 CLI::Option* add_key_type_option(CLI::App& cmd, KeyType& type) {
   return cmd
       .add_option("--key-type", type,
-                  "how each key line is read: str (bytes as they are), u64 (decimal, -2^63 to 2^64-1), hex "
-                  "(default: the type the set records, else str)")
+                  "how each key line is read: str (bytes as they are), u64 (decimal, -2^63 to 2^64-1), hex. "
+                  "A built set records it, and later commands read its keys by it (default: the set's type, "
+                  "else str)")
       ->transform(CLI::CheckedTransformer(
           std::map<std::string, KeyType>{{"str", KeyType::str}, {"u64", KeyType::u64}, {"hex", KeyType::hex}}));
 }
@@ -127,9 +128,9 @@ KeyType resolve_key_type(const std::string& path, KeyType recorded, KeyType give
   // str and hex are two notations of the same keys, byte strings: either reads a set of
   // the other (hex gives keys no line can hold). A u64 key is another key altogether.
   if (recorded != KeyType::unknown && (recorded == KeyType::u64) != (given == KeyType::u64))
-    throw Error(Errc::invalid_argument, fmt::format("{}: the set holds {} keys, not {} keys (--key-type {})", path,
-                                                    key_type_name(recorded), key_type_name(given),
-                                                    key_type_name(given)));
+    throw Error(Errc::invalid_argument,
+                fmt::format("{}: the set holds {} keys, not {} keys (leave out --key-type to read them as {})", path,
+                            key_type_name(recorded), key_type_name(given), key_type_name(recorded)));
   return given;
 }
 
