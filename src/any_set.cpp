@@ -68,6 +68,75 @@ void check_extra(Kind kind, const BuildOptions& options) {
   }
 }
 
+// What build_set, load_set and open_set hand out: the kind's adapter and the key type
+// its file records (or its build was given), which info() states and serialize()
+// writes into an amq container's header. Everything else is the adapter's.
+class KeyTypedSet final : public AnySet {
+ public:
+  KeyTypedSet(std::unique_ptr<AnySet> set, KeyType type) : set_(std::move(set)), type_(type) {}
+  Kind kind() const noexcept override { return set_->kind(); }
+  KeyType key_type() const noexcept override { return type_; }
+  bool contains(Bytes key) const override { return set_->contains(key); }
+  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
+    return set_->contains_many(keys, out);
+  }
+  bool is_dynamic() const noexcept override { return set_->is_dynamic(); }
+  void insert(Bytes key) override { set_->insert(key); }
+  bool supports_erase() const noexcept override { return set_->supports_erase(); }
+  bool erase(Bytes key) override { return set_->erase(key); }
+  SetInfo info() const override {
+    SetInfo i = set_->info();
+    i.params.insert(i.params.begin(),
+                    {"key_type", type_ == KeyType::unknown ? "unrecorded" : std::string(key_type_name(type_))});
+    return i;
+  }
+  std::vector<std::byte> serialize() const override {
+    std::vector<std::byte> out = set_->serialize();
+    if (needs_key_type(out)) set_container_key_type(out, type_);
+    return out;
+  }
+  void write_to(const std::function<void(std::span<const std::byte>)>& sink) const override {
+    // A succinct set hands over its own file image, without a copy, and that records the
+    // key type it was built or loaded with. The other kinds serialize into a buffer of
+    // their own, which serialize() stamps in place (a copy here would double the memory).
+    if (set_->kind() != Kind::succinct) return sink(serialize());
+    set_->write_to([&](std::span<const std::byte> bytes) {
+      if (!needs_key_type(bytes)) return sink(bytes);
+      std::vector<std::byte> out(bytes.begin(), bytes.end());
+      set_container_key_type(out, type_);
+      sink(out);
+    });
+  }
+
+ private:
+  // Outside formats (Guava, Parquet, ...) have no place for it; a set whose file does
+  // not record one is written back as it came.
+  bool needs_key_type(std::span<const std::byte> file) const {
+    return type_ != KeyType::unknown && has_container_magic(file) && container_key_type(file) != type_;
+  }
+
+  std::unique_ptr<AnySet> set_;
+  KeyType type_;
+};
+
+std::unique_ptr<AnySet> with_key_type(std::unique_ptr<AnySet> set, KeyType type) {
+  return std::make_unique<KeyTypedSet>(std::move(set), type);
+}
+
+std::unique_ptr<AnySet> build_kind(Kind kind, const BuildOptions& options, std::span<const Bytes> keys) {
+  switch (kind) {
+    case Kind::bloom: return detail::build_bloom(options, keys);
+    case Kind::blocked_bloom: return detail::build_blocked_bloom(options, keys);
+    case Kind::scalable_bloom: return detail::build_scalable_bloom(options, keys);
+    case Kind::cuckoo: return detail::build_cuckoo(options, keys);
+    case Kind::scalable_cuckoo: return detail::build_scalable_cuckoo(options, keys);
+    case Kind::gcs: return detail::build_gcs(options, keys);
+    case Kind::succinct: return detail::build_succinct(options, keys);
+    default: break;
+  }
+  throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
+}
+
 }  // namespace
 
 uint64_t build_bytes(Kind kind, const BuildOptions& options, std::span<const Bytes> keys) {
@@ -87,6 +156,10 @@ uint64_t build_bytes(Kind kind, const BuildOptions& options, std::span<const Byt
 
 std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::span<const Bytes> keys) {
   check_extra(kind, options);
+  if (options.key_type == KeyType::u64)
+    for (Bytes k : keys)
+      if (k.size() != 8)
+        throw Error(Errc::invalid_argument, "a u64 key is 8 bytes, not " + std::to_string(k.size()));
   if (options.max_bytes) {
     const uint64_t need = build_bytes(kind, options, keys);
     if (need > *options.max_bytes)
@@ -95,17 +168,7 @@ std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::s
                                        std::to_string(need) + " bytes of memory, more than the limit of " +
                                        std::to_string(*options.max_bytes) + " bytes");
   }
-  switch (kind) {
-    case Kind::bloom: return detail::build_bloom(options, keys);
-    case Kind::blocked_bloom: return detail::build_blocked_bloom(options, keys);
-    case Kind::scalable_bloom: return detail::build_scalable_bloom(options, keys);
-    case Kind::cuckoo: return detail::build_cuckoo(options, keys);
-    case Kind::scalable_cuckoo: return detail::build_scalable_cuckoo(options, keys);
-    case Kind::gcs: return detail::build_gcs(options, keys);
-    case Kind::succinct: return detail::build_succinct(options, keys);
-    default: break;
-  }
-  throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
+  return with_key_type(build_kind(kind, options, keys), options.key_type);
 }
 
 std::vector<std::string> extra_option_names(Kind kind) {
@@ -121,26 +184,29 @@ std::vector<std::string> extra_option_names(Kind kind) {
 }
 
 std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_view format) {
-  if (format == "guava") return detail::load_bloom(file, true);
-  if (format == "parquet") return detail::load_blocked_bloom_parquet(file);
+  if (format == "guava") return with_key_type(detail::load_bloom(file, true), KeyType::unknown);
+  if (format == "parquet") return with_key_type(detail::load_blocked_bloom_parquet(file), KeyType::unknown);
   if (format != "auto" && format != "amq")
     throw Error(Errc::invalid_argument, "unknown file format '" + std::string(format) + "'");
   if (!has_container_magic(file)) {
-    if (format == "auto" && BloomFilter::looks_like_guava(file)) return detail::load_bloom(file, true);
+    if (format == "auto" && BloomFilter::looks_like_guava(file))
+      return with_key_type(detail::load_bloom(file, true), KeyType::unknown);
     throw Error(Errc::bad_magic, format == "auto" ? "not an amq file or a Guava Bloom filter" : "not an amq file");
   }
   // Dispatch on the header's kind; the kind's loader validates the whole file (a
   // parse_container here as well had checksummed every file twice).
   const std::optional<Kind> kind = container_kind(file);
   if (!kind) parse_container(file);  // throws the precise error: truncated, version, kind
+  // The kind's loader has checked the header, its key type byte included.
+  const KeyType key_type = container_key_type(file);
   switch (kind.value_or(Kind{})) {
-    case Kind::bloom: return detail::load_bloom(file, false);
-    case Kind::blocked_bloom: return detail::load_blocked_bloom(file);
-    case Kind::scalable_bloom: return detail::load_scalable_bloom(file);
-    case Kind::cuckoo: return detail::load_cuckoo(file);
-    case Kind::scalable_cuckoo: return detail::load_scalable_cuckoo(file);
-    case Kind::gcs: return detail::load_gcs(file);
-    case Kind::succinct: return detail::load_succinct(file);
+    case Kind::bloom: return with_key_type(detail::load_bloom(file, false), key_type);
+    case Kind::blocked_bloom: return with_key_type(detail::load_blocked_bloom(file), key_type);
+    case Kind::scalable_bloom: return with_key_type(detail::load_scalable_bloom(file), key_type);
+    case Kind::cuckoo: return with_key_type(detail::load_cuckoo(file), key_type);
+    case Kind::scalable_cuckoo: return with_key_type(detail::load_scalable_cuckoo(file), key_type);
+    case Kind::gcs: return with_key_type(detail::load_gcs(file), key_type);
+    case Kind::succinct: return with_key_type(detail::load_succinct(file), key_type);
     default: break;
   }
   throw Error(Errc::unsupported, "reading a " + std::string(kind_name(kind.value_or(Kind{}))) +
@@ -148,7 +214,8 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
 }
 
 std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, const LoadOptions& options) {
-  if (options.format == "bip158" || options.format == "cache-digest") return detail::load_gcs_outside(file, options);
+  if (options.format == "bip158" || options.format == "cache-digest")
+    return with_key_type(detail::load_gcs_outside(file, options), KeyType::unknown);
   for (const auto& [name, value] : options.extra)
     throw Error(Errc::invalid_argument, "option --" + name + " does not apply to format '" + options.format + "'");
   return load_set(file, options.format);
@@ -162,7 +229,7 @@ std::unique_ptr<AnySet> open_set(const std::string& path, const LoadOptions& opt
       std::array<char, kContainerHeaderSize> head{};
       std::ifstream in(path, std::ios::binary);
       if (in.read(head.data(), head.size()) && container_kind(std::as_bytes(std::span(head))) == Kind::succinct)
-        return detail::open_succinct(path);
+        return with_key_type(detail::open_succinct(path), container_key_type(std::as_bytes(std::span(head))));
     }
   }
   return load_set(read_file(path), options);

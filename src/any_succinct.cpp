@@ -1,5 +1,9 @@
-// AnySet adapter for SuccinctSet (Kind::succinct): an exact, static set.
+// AnySet adapter for SuccinctSet (Kind::succinct): an exact, static set. A set of u64
+// keys keeps them big-endian, so that they sort numerically; it takes them as every
+// AnySet does, little-endian, and turns them around here.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "amq/error.hpp"
 #include "amq/succinct_set.hpp"
@@ -8,9 +12,31 @@
 namespace amq::detail {
 namespace {
 
+// A u64 key's 8 bytes in the other byte order.
+std::string swap_u64(Bytes key) {
+  std::string out(as_chars(key));
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
 class AnySuccinct final : public SetAdapter<SuccinctSet, Kind::succinct> {
  public:
-  using SetAdapter::SetAdapter;
+  explicit AnySuccinct(SuccinctSet s) : SetAdapter(std::move(s)) {
+    big_endian_ = container_key_type(s_.bytes()) == KeyType::u64;
+  }
+  bool contains(Bytes key) const override {
+    if (!big_endian_) return s_.contains(key);
+    return key.size() == 8 && s_.contains(swap_u64(key));
+  }
+  size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const override {
+    if (!big_endian_) return s_.contains_many(keys, out);
+    // Keys of another length than 8 are absent; they are looked up as they are, which
+    // no 8-byte key of the set matches.
+    std::vector<std::string> swapped;
+    swapped.reserve(keys.size());
+    for (Bytes k : keys) swapped.push_back(k.size() == 8 ? swap_u64(k) : std::string(as_chars(k)));
+    return s_.contains_many(swapped, out);
+  }
   SetInfo info() const override {
     SetInfo i = make_info(Kind::succinct, s_.size(), s_.bytes().size(), 0.0, true);
     const SuccinctSet::SizeParts parts = s_.size_parts();
@@ -30,6 +56,9 @@ class AnySuccinct final : public SetAdapter<SuccinctSet, Kind::succinct> {
   }
   std::vector<std::byte> serialize() const override { return s_.serialize(); }
   void write_to(const std::function<void(std::span<const std::byte>)>& sink) const override { sink(s_.bytes()); }
+
+ private:
+  bool big_endian_ = false;  // the file records u64 keys: they are stored big-endian
 };
 
 void no_capacity(const BuildOptions& o) {
@@ -61,7 +90,12 @@ std::unique_ptr<AnySet> build_succinct(const BuildOptions& o, std::span<const By
     else if (it->second == "never") options.tail_coding = Coding::never;
     else throw Error(Errc::invalid_argument, "--tail-coding must be auto, always or never, not '" + it->second + "'");
   }
-  return std::make_unique<AnySuccinct>(SuccinctSet::build(keys, options));
+  options.key_type = o.key_type;
+  if (o.key_type != KeyType::u64) return std::make_unique<AnySuccinct>(SuccinctSet::build(keys, options));
+  std::vector<std::string> swapped;  // build_set has checked that each is 8 bytes
+  swapped.reserve(keys.size());
+  for (Bytes k : keys) swapped.push_back(swap_u64(k));
+  return std::make_unique<AnySuccinct>(SuccinctSet::build(swapped, options));
 }
 
 std::unique_ptr<AnySet> load_succinct(std::span<const std::byte> file) {

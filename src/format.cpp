@@ -49,6 +49,36 @@ std::optional<Kind> kind_from_name(std::string_view name) noexcept {
 
 std::span<const Kind> all_kinds() noexcept { return kKinds; }
 
+std::string_view key_type_name(KeyType type) noexcept {
+  switch (type) {
+    case KeyType::str: return "str";
+    case KeyType::u64: return "u64";
+    case KeyType::hex: return "hex";
+    case KeyType::unknown: break;
+  }
+  return "unknown";
+}
+
+std::optional<KeyType> key_type_from_name(std::string_view name) noexcept {
+  for (KeyType t : {KeyType::str, KeyType::u64, KeyType::hex})
+    if (key_type_name(t) == name) return t;
+  return std::nullopt;
+}
+
+KeyType container_key_type(std::span<const std::byte> head) noexcept {
+  if (head.size() < 13 || !has_container_magic(head)) return KeyType::unknown;
+  const auto type = static_cast<KeyType>(std::to_integer<uint8_t>(head[12]));
+  return key_type_name(type) == "unknown" ? KeyType::unknown : type;
+}
+
+void set_container_key_type(std::span<std::byte> file, KeyType type) {
+  if (file.size() < kContainerHeaderSize + kContainerTrailerSize || !has_container_magic(file))
+    throw Error(Errc::invalid_argument, "set_container_key_type: not an amq container");
+  file[12] = static_cast<std::byte>(type);
+  const size_t trailer_at = file.size() - kContainerTrailerSize;
+  detail::store_le64(file.data() + trailer_at, XXH3_64bits(file.data(), trailer_at));
+}
+
 bool has_container_magic(std::span<const std::byte> file) noexcept {
   return file.size() >= kMagic.size() && std::memcmp(file.data(), kMagic.data(), kMagic.size()) == 0;
 }
@@ -68,7 +98,8 @@ Container parse_container(std::span<const std::byte> file, std::optional<Kind> e
   r.skip(kMagic.size());
   const uint16_t version = r.u16();
   const uint16_t kind_raw = r.u16();
-  const uint32_t reserved = r.u32();
+  const uint8_t key_type_raw = r.u8();
+  const uint32_t reserved = static_cast<uint32_t>(r.u8()) | static_cast<uint32_t>(r.u16()) << 8;
   const uint64_t params_len = r.u64();
   const uint64_t payload_len = r.u64();
   if (version != kFormatVersion)
@@ -81,6 +112,9 @@ Container parse_container(std::span<const std::byte> file, std::optional<Kind> e
   if (expected && *expected != kind)
     throw Error(Errc::wrong_kind, "file holds a " + std::string(kind_name(kind)) + ", not a " +
                                       std::string(kind_name(*expected)));
+  const auto key_type = static_cast<KeyType>(key_type_raw);
+  if (key_type_raw != 0 && key_type_name(key_type) == "unknown")
+    throw Error(Errc::corrupt, "unknown key type " + std::to_string(key_type_raw));
   if (reserved != 0) throw Error(Errc::corrupt, "reserved header field is not zero");
   // Lengths are checked against the real size before anything is derived from them;
   // the bound on each keeps the sums below from overflowing.
@@ -108,7 +142,7 @@ Container parse_container(std::span<const std::byte> file, std::optional<Kind> e
     const uint64_t actual = XXH3_64bits(file.data(), trailer_at);
     if (stored != actual) throw Error(Errc::checksum_mismatch, "amq file checksum mismatch (file is corrupted)");
   }
-  return Container{kind, version, file.subspan(params_at, params_len), file.subspan(payload_at, payload_len)};
+  return Container{kind, version, key_type, file.subspan(params_at, params_len), file.subspan(payload_at, payload_len)};
 }
 
 size_t container_size(size_t params_len, size_t payload_len) noexcept {
@@ -116,7 +150,8 @@ size_t container_size(size_t params_len, size_t payload_len) noexcept {
 }
 
 void write_container_to(std::span<std::byte> out, Kind kind, std::span<const std::byte> params,
-                        size_t payload_len, const std::function<void(std::span<std::byte>)>& fill_payload) {
+                        size_t payload_len, const std::function<void(std::span<std::byte>)>& fill_payload,
+                        KeyType key_type) {
   if (out.size() != container_size(params.size(), payload_len))
     throw Error(Errc::invalid_argument, "write_container_to: the buffer is not the container's size");
   std::memset(out.data(), 0, kContainerHeaderSize + pad8(params.size()));
@@ -124,6 +159,7 @@ void write_container_to(std::span<std::byte> out, Kind kind, std::span<const std
   const uint16_t version = kFormatVersion, kind_raw = static_cast<uint16_t>(kind);
   std::memcpy(out.data() + 8, &version, 2);  // little-endian host (byte_io.hpp)
   std::memcpy(out.data() + 10, &kind_raw, 2);
+  out[12] = static_cast<std::byte>(key_type);
   detail::store_le64(out.data() + 16, params.size());
   detail::store_le64(out.data() + 24, payload_len);
   if (!params.empty()) std::memcpy(out.data() + kContainerHeaderSize, params.data(), params.size());
@@ -134,11 +170,11 @@ void write_container_to(std::span<std::byte> out, Kind kind, std::span<const std
 }
 
 std::vector<std::byte> write_container(Kind kind, std::span<const std::byte> params,
-                                       std::span<const std::byte> payload) {
+                                       std::span<const std::byte> payload, KeyType key_type) {
   std::vector<std::byte> out(container_size(params.size(), payload.size()));
   write_container_to(out, kind, params, payload.size(), [&](std::span<std::byte> to) {
     if (!payload.empty()) std::memcpy(to.data(), payload.data(), payload.size());
-  });
+  }, key_type);
   return out;
 }
 

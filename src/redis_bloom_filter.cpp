@@ -476,6 +476,10 @@ void RedisBloomFilter::push_layers(std::string_view url, std::string_view name, 
   }
   fields.push_back("items");
   fields.push_back(std::to_string(total));
+  if (layers.key_type != KeyType::unknown) {
+    fields.push_back("key_type");
+    fields.emplace_back(key_type_name(layers.key_type));
+  }
   const std::string M = std::to_string(fields.size() / 2), Lc = std::to_string(L);
   std::vector<std::string_view> args{"push", M};
   for (const auto& s : fields) args.push_back(s);
@@ -486,13 +490,13 @@ void RedisBloomFilter::push_layers(std::string_view url, std::string_view name, 
 
 void RedisBloomFilter::push_bloom(std::string_view url, std::string_view name, const BloomFilter& filter,
                                   const RedisOptions& options) {
-  push_bloom_as(url, name, filter, "amq", options);
+  push_bloom_as(url, name, filter, "amq", KeyType::unknown, options);
 }
 
 void RedisBloomFilter::push_bloom_as(std::string_view url, std::string_view name, const BloomFilter& filter,
-                                     const char* file_format, const RedisOptions& options) {
+                                     const char* file_format, KeyType key_type, const RedisOptions& options) {
   RedisBloomFilter f(url, name, options);
-  const std::vector<std::string> fields{"format",   "1",
+  std::vector<std::string> fields{"format",   "1",
                                         "kind",     "bloom",
                                         "file",     file_format,
                                         "strategy", std::to_string(static_cast<int>(filter.strategy())),
@@ -500,6 +504,10 @@ void RedisBloomFilter::push_bloom_as(std::string_view url, std::string_view name
                                         "bits:0",   std::to_string(filter.bit_size()),
                                         "hashes:0", std::to_string(filter.num_hashes()),
                                         "items",    "0"};
+  if (key_type != KeyType::unknown) {
+    fields.push_back("key_type");
+    fields.emplace_back(key_type_name(key_type));
+  }
   const std::string blob = words_to_redis(filter.words());
   const std::string M = std::to_string(fields.size() / 2);
   std::vector<std::string_view> args{"push", M};
@@ -531,6 +539,15 @@ Pulled pull_raw(RedisClient& c, std::string_view name, const std::string& meta, 
 
 namespace {
 
+// The "key_type" field of a pushed amq file; KeyType::unknown without one.
+KeyType key_type_from(const Pulled& p, const std::string& what) {
+  const auto it = p.fields.find("key_type");
+  if (it == p.fields.end()) return KeyType::unknown;
+  const auto type = key_type_from_name(it->second);
+  if (!type) throw Error(Errc::corrupt, what + ": metadata field 'key_type' = '" + it->second + "' is not a key type");
+  return *type;
+}
+
 RedisBloomFilter::Layers layers_from(const Pulled& p, const std::string& what) {
   if (get(p.fields, "kind") != "scalable-bloom")
     throw Error(Errc::wrong_kind, what + ": is a '" + get(p.fields, "kind") + "', not a scalable-bloom");
@@ -541,6 +558,7 @@ RedisBloomFilter::Layers layers_from(const Pulled& p, const std::string& what) {
   out.params.tightening = parse_double(p.fields, "tightening", what);
   out.params.layout = parse_layout(p.fields, what);
   out.seed = parse_u64(p.fields, "seed", what);
+  out.key_type = key_type_from(p, what);
   if (!detail::valid_params(out.params)) throw Error(Errc::corrupt, what + ": stored parameters out of range");
   for (size_t i = 0; i < p.blobs.size(); ++i) {
     const std::string s = std::to_string(i);
@@ -585,9 +603,9 @@ BloomFilter RedisBloomFilter::pull_bloom(std::string_view url, std::string_view 
 void RedisBloomFilter::push(std::string_view url, std::string_view name, std::span<const std::byte> file,
                             const RedisOptions& options) {
   if (!has_container_magic(file) && BloomFilter::looks_like_guava(file))
-    return push_bloom_as(url, name, BloomFilter::from_guava(file), "guava", options);
+    return push_bloom_as(url, name, BloomFilter::from_guava(file), "guava", KeyType::unknown, options);
   const Container c = parse_container(file);
-  if (c.kind == Kind::bloom) return push_bloom(url, name, BloomFilter::load(file), options);
+  if (c.kind == Kind::bloom) return push_bloom_as(url, name, BloomFilter::load(file), "amq", c.key_type, options);
   if (c.kind == Kind::scalable_bloom) return push_layers(url, name, detail::scalable_file_to_layers(file), options);
   throw Error(Errc::wrong_kind, "only bloom and scalable-bloom files can be pushed to Redis, not a " +
                                     std::string(kind_name(c.kind)));
@@ -599,7 +617,11 @@ std::vector<std::byte> RedisBloomFilter::pull(std::string_view url, std::string_
   const Pulled p = pull_raw(*f.client_, f.name_, f.meta_, f.prefix_);
   if (get(p.fields, "kind") == "bloom") {
     const BloomFilter b = bloom_from(p, f.throw_context());
-    return get(p.fields, "file") == "guava" ? b.to_guava() : b.serialize();
+    if (get(p.fields, "file") == "guava") return b.to_guava();
+    std::vector<std::byte> file = b.serialize();
+    if (const KeyType type = key_type_from(p, f.throw_context()); type != KeyType::unknown)
+      set_container_key_type(file, type);
+    return file;
   }
   return detail::layers_to_scalable_file(layers_from(p, f.throw_context()));
 }

@@ -19,6 +19,7 @@ RedisBloomFilter::Layers scalable_file_to_layers(std::span<const std::byte> file
   RedisBloomFilter::Layers out;
   out.params = f.params();
   out.seed = f.seed();
+  out.key_type = container_key_type(file);
   for (uint32_t i = 0; i < f.layer_count(); ++i) {
     const auto w = f.layer_words(i);
     out.words.emplace_back(w.begin(), w.end());
@@ -28,7 +29,9 @@ RedisBloomFilter::Layers scalable_file_to_layers(std::span<const std::byte> file
 }
 
 std::vector<std::byte> layers_to_scalable_file(const RedisBloomFilter::Layers& layers) {
-  return ScalableBloomFilter::from_layers(layers.params, layers.seed, layers.words, layers.items).serialize();
+  auto file = ScalableBloomFilter::from_layers(layers.params, layers.seed, layers.words, layers.items).serialize();
+  if (layers.key_type != KeyType::unknown) set_container_key_type(file, layers.key_type);
+  return file;
 }
 #else
 RedisBloomFilter::Layers scalable_file_to_layers(std::span<const std::byte>) {

@@ -450,7 +450,7 @@ SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options
       const auto dir = build_directory(i, std::span<const uint64_t>(words_at(i), shape.words[i]), shape.bits[i]);
       if (!dir.empty()) std::memcpy(words_at(i) + shape.words[i], dir.data(), 8 * dir.size());
     }
-  });
+  }, options.key_type);
   return from_storage(std::move(storage), false);
 }
 

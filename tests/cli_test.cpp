@@ -371,8 +371,12 @@ TEST_F(Cli, U64AndHexKeys) {
   r = amq_run("query --key-type u64 " + q(file("u.amq")), "42\n18446744073709551615\n");
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "42\n18446744073709551615\n");
-  // The same file queried as strings does not find "42" (a different key).
-  EXPECT_EQ(amq_run("query " + q(file("u.amq")) + " 42").status, 1);
+  // The file records its key type: a query reads u64 keys by default, and a
+  // contradicting --key-type is an error naming the file and both types.
+  r = amq_run("query " + q(file("u.amq")) + " 42");
+  EXPECT_EQ(r.status, 0) << describe(r);
+  EXPECT_EQ(r.out, "42\n");
+  expect_error(amq_run("query --key-type str " + q(file("u.amq")) + " 42"), file("u.amq"), "holds u64 keys, not str");
 
   // Hex keys are their raw bytes; either case of digits.
   r = amq_run("build -t bloom --key-type hex -o " + q(file("h.amq")), "00ff0a\nDEADbeef\n\n");
@@ -542,7 +546,9 @@ TEST_F(Cli, BadKeysAreOneLineErrorsAndLeaveNoFile) {
   const std::vector<Case> cases = {
       {"build -t bloom --key-type u64 -o " + out + " " + q(file("bad.txt")), "", file("bad.txt") + ":5001", "12x"},
       {"build -t bloom --key-type u64 -o " + out, bad_middle, "<stdin>:5001", "12x"},
-      {"build -t bloom --key-type u64 -o " + out + " " + q(file("keys.txt")) + " -", "7\n-1\n", "<stdin>:2", "-1"},
+      {"build -t bloom --key-type u64 -o " + out + " " + q(file("keys.txt")) + " -", "7\n-9223372036854775809\n",
+       "<stdin>:2", "-9223372036854775809"},
+      {"build -t bloom --key-type u64 -o " + out, "-\n", "<stdin>:1", "'-'"},
       {"build -t bloom --key-type u64 -o " + out, "18446744073709551616\n", "<stdin>:1", "18446744073709551616"},
       {"build -t bloom --key-type u64 -o " + out, "1\n\n2\n", "<stdin>:2", "''"},
       {"build -t bloom --key-type hex -o " + out, "00\nabc\n", "<stdin>:2", "odd number"},

@@ -4,6 +4,7 @@
 
 #include "amq/detail/byte_io.hpp"
 #include "amq/error.hpp"
+#include "amq/hash.hpp"
 
 namespace amq {
 namespace {
@@ -105,6 +106,45 @@ TEST(Format, ContainerKindFromTheHeader) {
   bad = file;
   bad[0] = std::byte{'B'};
   EXPECT_EQ(container_kind(bad), std::nullopt);
+}
+
+// Header byte 12 records the key type; a file without one (0, every file written
+// before the field existed) reads as KeyType::unknown. Bytes 13-15 stay reserved.
+TEST(Format, KeyTypeInTheHeader) {
+  const auto old = sample();
+  EXPECT_EQ(old[12], std::byte{0});
+  EXPECT_EQ(parse_container(old).key_type, KeyType::unknown);
+  EXPECT_EQ(container_key_type(old), KeyType::unknown);
+  detail::ByteWriter params;
+  params.u32(7);
+  const std::vector<std::byte> payload(13, std::byte{0xab});
+  for (KeyType t : {KeyType::str, KeyType::u64, KeyType::hex}) {
+    SCOPED_TRACE(key_type_name(t));
+    const auto file = write_container(Kind::succinct, params.buffer(), payload, t);
+    EXPECT_EQ(file[12], static_cast<std::byte>(t));
+    EXPECT_EQ(parse_container(file, Kind::succinct).key_type, t);
+    EXPECT_EQ(container_key_type(std::span(file).first(kContainerHeaderSize)), t);
+    // Recording it in a finished file rewrites the byte and the checksum, nothing else.
+    auto stamped = write_container(Kind::succinct, params.buffer(), payload);
+    set_container_key_type(stamped, t);
+    EXPECT_EQ(stamped, file);
+    EXPECT_EQ(key_type_from_name(key_type_name(t)), t);
+  }
+  EXPECT_EQ(key_type_name(KeyType::unknown), "unknown");
+  EXPECT_FALSE(key_type_from_name("unknown"));
+  EXPECT_FALSE(key_type_from_name("i64"));
+  // An unknown key type, or anything in the reserved bytes, is damage (the checksum is
+  // made right, so that it is the header check that rejects it).
+  for (size_t at : {12, 13, 14, 15}) {
+    SCOPED_TRACE(at);
+    auto bad = old;
+    bad[at] = at == 12 ? std::byte{4} : std::byte{1};
+    detail::store_le64(bad.data() + bad.size() - 8, XXH3_64bits(bad.data(), bad.size() - 8));
+    EXPECT_EQ(code_of(bad), Errc::corrupt);
+  }
+  std::vector<std::byte> text(64, std::byte{'x'});
+  EXPECT_EQ(container_key_type(text), KeyType::unknown);
+  EXPECT_THROW(set_container_key_type(text, KeyType::u64), Error);
 }
 
 TEST(Format, KindNames) {

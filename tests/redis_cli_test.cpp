@@ -9,6 +9,7 @@
 
 #include "amq/detail/redis_client.hpp"
 #include "amq/file_io.hpp"
+#include "amq/format.hpp"
 #include "amq/scalable_bloom_filter.hpp"
 #include "redis_server.hpp"
 #include "test_util.hpp"
@@ -103,6 +104,17 @@ TEST_F(RedisCli, PushPullRoundTrip) {
     EXPECT_TRUE(amq::read_file(file) == amq::read_file(back)) << kind;
     r = run(amq() + " query -c" + target_ + kind, keys);
     EXPECT_EQ(r.out, "5000\n") << kind;
+  }
+  // The file's key type goes to Redis and comes back with it.
+  for (const std::string kind : {"scalable-bloom", "bloom"}) {
+    const std::string file = tmp_.file(kind + "-u64.amq"), back = tmp_.file(kind + "-u64.back");
+    ASSERT_EQ(run(amq() + " build -t " + kind + " --key-type u64 -o " + q(file), "1\n2\n3\n").status, 0);
+    ASSERT_EQ(run(amq() + " push " + q(file) + target_ + kind + "-u64").status, 0);
+    ASSERT_EQ(run(amq() + " pull" + target_ + kind + "-u64 -o " + q(back)).status, 0);
+    const auto pulled = amq::read_file(back);
+    EXPECT_TRUE(amq::read_file(file) == pulled) << kind;
+    EXPECT_EQ(amq::container_key_type(pulled), amq::KeyType::u64) << kind;
+    EXPECT_EQ(run(amq() + " query " + q(back) + " 2").out, "2\n") << kind;
   }
   // A Guava stream comes back as a Guava stream.
   const std::string guava = tmp_.file("g.bin"), gback = tmp_.file("g.back");

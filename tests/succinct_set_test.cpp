@@ -1279,6 +1279,87 @@ TEST(SuccinctSet, AnySetAdapter) {
   EXPECT_THROW(build_set(Kind::succinct, guava, views), Error);
 }
 
+// A succinct set of u64 keys, built through AnySet, keeps them big-endian: the trie
+// orders them numerically, so index_of, key_at and iteration follow the numbers. The
+// AnySet takes the keys little-endian, as every kind does, and the file records u64.
+TEST(SuccinctSet, U64KeysSortNumerically) {
+  std::vector<std::string> le;
+  for (uint64_t v = 1; v <= 300; ++v) le.emplace_back(as_chars(KeyView(v).bytes()));
+  le.emplace_back(as_chars(KeyView(~uint64_t{0}).bytes()));  // -1 as Guava's longFunnel writes it
+  std::vector<Bytes> views;
+  for (const auto& k : le) views.push_back(as_bytes(k));
+  BuildOptions o;
+  o.key_type = KeyType::u64;
+  auto set = build_set(Kind::succinct, o, views);
+  EXPECT_EQ(set->key_type(), KeyType::u64);
+  EXPECT_EQ(set->info().params.front(), (std::pair<std::string, std::string>{"key_type", "u64"}));
+  const auto be = [](uint64_t v) {
+    std::string b(8, '\0');
+    for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(v >> (56 - 8 * i));
+    return b;
+  };
+  test::TempDir dir;
+  set->write_to([&](std::span<const std::byte> b) { write_file_atomic(dir.file("u.amq"), b); });
+  const SuccinctSet typed = SuccinctSet::open(dir.file("u.amq"));
+  EXPECT_EQ(container_key_type(typed.bytes()), KeyType::u64);
+  ASSERT_EQ(typed.size(), 301u);
+  uint64_t expect = 1, i = 0;
+  for (std::string_view k : typed) {
+    EXPECT_EQ(k, be(i == 300 ? ~uint64_t{0} : expect)) << i;
+    ++expect, ++i;
+  }
+  EXPECT_EQ(typed.index_of(be(10)), 9u);
+  EXPECT_EQ(typed.key_at(255), be(256));
+  // Loaded or mapped, the AnySet answers little-endian keys and keeps the key type.
+  std::vector<std::unique_ptr<AnySet>> loaded;
+  loaded.push_back(load_set(set->serialize()));
+  loaded.push_back(open_set(dir.file("u.amq")));
+  for (const auto& again : loaded) {
+    EXPECT_EQ(again->key_type(), KeyType::u64);
+    for (Bytes k : views) EXPECT_TRUE(again->contains(k));
+    EXPECT_FALSE(again->contains(as_bytes(as_chars(KeyView(uint64_t{301}).bytes()))));
+    EXPECT_FALSE(again->contains(as_bytes(be(2))));  // 2 big-endian is 2^57 little-endian
+    EXPECT_FALSE(again->contains(as_bytes("abc")));
+    std::unique_ptr<bool[]> out(new bool[views.size() + 1]);
+    auto probes = views;
+    probes.push_back(as_bytes("abc"));
+    EXPECT_EQ(again->contains_many(probes, std::span<bool>(out.get(), probes.size())), views.size());
+    EXPECT_FALSE(out[views.size()]);
+  }
+  // A u64 key is 8 bytes.
+  std::vector<Bytes> short_key = {as_bytes("1234567")};
+  EXPECT_THROW(build_set(Kind::succinct, o, short_key), Error);
+}
+
+// String keys are stored as they were: a set built through AnySet is the typed set's
+// file with the key type recorded in its header, and nothing else changed.
+TEST(SuccinctSet, StrKeysUnchangedByTheKeyType) {
+  const std::vector<std::string> keys = {"pear", "apple", "fig", "10", "9"};
+  std::vector<Bytes> views;
+  for (const auto& k : keys) views.push_back(as_bytes(k));
+  BuildOptions o;
+  o.key_type = KeyType::str;
+  auto file = build_set(Kind::succinct, o, views)->serialize();
+  EXPECT_EQ(container_key_type(file), KeyType::str);
+  set_container_key_type(file, KeyType::unknown);
+  EXPECT_TRUE(std::ranges::equal(file, SuccinctSet::build(keys).bytes()));
+}
+
+// A u64 set written before the key type was recorded keeps its little-endian trie and
+// answers as it did: tests/data/succinct_u64_le_1_300.amq holds 1 .. 300, written by
+// `seq 1 300 | amq build -t succinct --key-type u64` at commit ccff479.
+TEST(SuccinctSet, LoadsU64FilesWithoutKeyType) {
+  const auto file = read_file(std::string(AMQ_SOURCE_DIR) + "/tests/data/succinct_u64_le_1_300.amq");
+  EXPECT_EQ(file[12], std::byte{0});
+  auto set = load_set(file);
+  EXPECT_EQ(set->key_type(), KeyType::unknown);
+  EXPECT_EQ(set->info().params.front(), (std::pair<std::string, std::string>{"key_type", "unrecorded"}));
+  for (uint64_t v = 1; v <= 300; ++v) EXPECT_TRUE(set->contains(KeyView(v).bytes())) << v;
+  EXPECT_FALSE(set->contains(KeyView(uint64_t{301}).bytes()));
+  // Written back unchanged: no key type is made up for it.
+  EXPECT_TRUE(std::ranges::equal(set->serialize(), file));
+}
+
 #ifdef AMQ_CLI
 TEST(SuccinctSetCli, BuildQueryInfoList) {
   test::TempDir dir;

@@ -45,6 +45,11 @@ struct BuildOptions {
   std::optional<uint64_t> capacity;    // expected items; default: the number of keys given
   std::string format = "amq";          // output format: "amq", or a kind's outside format
   uint64_t seed = 0;                   // hash seed, for kinds with a seeded hash
+  // What the keys are, recorded in an amq container (not in outside formats). With
+  // KeyType::u64 every key is 8 bytes, little-endian (amq's uint64_t key); an ordered
+  // kind (succinct) stores them big-endian so they sort numerically, and its set takes
+  // and gives them little-endian like every other kind.
+  KeyType key_type = KeyType::unknown;
   std::map<std::string, std::string> extra;  // kind-specific options, by CLI option name
   // Most bytes of memory the structure may take: build_set throws Errc::too_large,
   // before it allocates anything, when build_bytes is more. Unset: no limit.
@@ -55,6 +60,10 @@ class AnySet {
  public:
   virtual ~AnySet() = default;
   virtual Kind kind() const noexcept = 0;
+  // The key type recorded in the set's file (BuildOptions::key_type when built here);
+  // KeyType::unknown when not recorded. info() states it as the param "key_type", and
+  // serialize() keeps it.
+  virtual KeyType key_type() const noexcept { return KeyType::unknown; }
   virtual bool contains(Bytes key) const = 0;
   // out[i] = contains(keys[i]); returns how many are true.
   virtual size_t contains_many(std::span<const Bytes> keys, std::span<bool> out) const;

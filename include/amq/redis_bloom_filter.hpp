@@ -156,7 +156,8 @@ class RedisBloomFilter {
   static void push(std::string_view url, std::string_view name, std::span<const std::byte> file,
                    const RedisOptions& options = {});
   // Downloads filter NAME as the file it was pushed as (amq or Guava stream), or, for a
-  // filter built in Redis, as a scalable-bloom amq file.
+  // filter built in Redis, as a scalable-bloom amq file. An amq file's key type
+  // (amq/format.hpp) goes with it, as the metadata field "key_type".
   static std::vector<std::byte> pull(std::string_view url, std::string_view name, const RedisOptions& options = {});
 
   // Layer-level push/pull (what push()/pull() use for a scalable filter). Words are
@@ -166,6 +167,8 @@ class RedisBloomFilter {
     uint64_t seed = 0;
     std::vector<std::vector<uint64_t>> words;
     std::vector<uint64_t> items;
+    // The key type of the file pushed (metadata field "key_type", when recorded).
+    KeyType key_type = KeyType::unknown;
   };
   static void push_layers(std::string_view url, std::string_view name, const Layers& layers,
                           const RedisOptions& options = {});
@@ -191,7 +194,7 @@ class RedisBloomFilter {
     }
   }
   static void push_bloom_as(std::string_view url, std::string_view name, const BloomFilter& filter,
-                            const char* file_format, const RedisOptions& options);
+                            const char* file_format, KeyType key_type, const RedisOptions& options);
   size_t insert_bytes(std::span<const Bytes> keys);
   size_t contains_bytes(std::span<const Bytes> keys, std::span<bool> out);
   void load_meta();

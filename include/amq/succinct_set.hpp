@@ -93,6 +93,7 @@
 
 #include "amq/detail/rank_select.hpp"
 #include "amq/detail/tail_symbols.hpp"
+#include "amq/format.hpp"
 #include "amq/hash.hpp"
 
 namespace amq {
@@ -107,6 +108,10 @@ struct SuccinctSetOptions {
   // wherever there are tails, `never` keeps them raw.
   enum class TailCoding { automatic, always, never };
   TailCoding tail_coding = TailCoding::automatic;
+  // What the keys are, recorded in the file's header (amq/format.hpp); the set itself
+  // takes every key as bytes. Integer keys meant to sort numerically are given as their
+  // 8 big-endian bytes (amq/any_set.hpp does so for KeyType::u64).
+  KeyType key_type = KeyType::unknown;
 };
 
 class SuccinctSet {
@@ -132,7 +137,10 @@ class SuccinctSet {
   SuccinctSet();
 
   // Builds the set of `keys`: any range of things KeyView accepts (std::string,
-  // std::string_view, byte spans). Unsorted input and duplicates are fine.
+  // std::string_view, byte spans). Unsorted input and duplicates are fine. A range of
+  // integers is taken as their 8 little-endian bytes each (KeyView's encoding, so that
+  // contains(uint64_t) agrees), which do not sort numerically: for that, give each as
+  // its 8 big-endian bytes (as AnySet does for a set of KeyType::u64).
   template <class Keys>
   static SuccinctSet build(const Keys& keys, Options options = {}) {
     std::vector<std::string_view> v;

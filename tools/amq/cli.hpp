@@ -16,7 +16,9 @@
 
 namespace amq::cli {
 
-enum class KeyType { str, u64, hex };
+// str (bytes as they are), u64 (decimal, 8 little-endian bytes), hex; a set records
+// its key type (amq/format.hpp), KeyType::unknown (not recorded) is read as str.
+using KeyType = amq::KeyType;
 
 // Keys as read: the text of each line (for printing) and the bytes that are the key.
 struct KeyList {
@@ -26,12 +28,21 @@ struct KeyList {
   std::vector<Bytes> views() const;
 };
 
-// Decodes one key of the given type; throws amq::Error(invalid_argument).
+// Decodes one key of the given type; throws amq::Error(invalid_argument). A u64 key is a
+// decimal number from -2^63 to 2^64-1, a negative one taken in two's complement as
+// Guava's longFunnel takes a long (-1 is 0xFFFFFFFFFFFFFFFF).
 std::string decode_key(const std::string& text, KeyType type);
 // Keys from arguments, or else from the lines of files ("-" or none: stdin).
 KeyList read_keys(const std::vector<std::string>& args, const std::vector<std::string>& files, KeyType type,
                   bool progress);
-void add_key_type_option(CLI::App& cmd, KeyType& type);
+// --key-type; `type` is left as it is unless the option is given.
+CLI::Option* add_key_type_option(CLI::App& cmd, KeyType& type);
+// The key type to read `path`'s keys with: the one --key-type gives (`given`, which
+// stays KeyType::unknown when not given), else the one its file records, else str.
+// Throws amq::Error(invalid_argument), naming the file and both types, when one of the
+// given and the recorded type is u64 and the other is not (str and hex are notations
+// of the same byte-string keys, and read each other's sets).
+KeyType resolve_key_type(const std::string& path, KeyType recorded, KeyType given);
 
 // Key lines of standard input in batches: at most a few thousand keys, or fewer when
 // no more input is waiting, so that answers keep pace with a slow producer and memory

@@ -183,6 +183,7 @@ void add_build(CLI::App& app, int& status) {
     if (*cap) opt.capacity = std::max<uint64_t>(o->capacity, 1);  // 0 counts as 1, as in Guava
     opt.format = o->format;
     opt.seed = o->seed;
+    opt.key_type = o->key_type;
     if (o->parquet) opt.extra["parquet"] = "1";
     if (*growth) opt.extra["growth"] = fmt::format("{}", o->growth);  // shortest text that reads back the same
     if (*tight) opt.extra["tightening"] = fmt::format("{}", o->tightening);
@@ -235,7 +236,7 @@ void add_query(CLI::App& app, int& status) {
     std::string file;
     std::vector<std::string> keys;
     bool invert = false, count = false;
-    KeyType key_type = KeyType::str;
+    KeyType key_type = KeyType::unknown;  // unknown: not given
     std::string format = "auto";
     RedisTarget redis;
     Bip158Opts bip158;
@@ -261,14 +262,14 @@ void add_query(CLI::App& app, int& status) {
                                                       "files: give them on standard input)");
       std::vector<std::string> args = o->keys;
       if (!o->file.empty()) args.insert(args.begin(), o->file);
-      status = redis_query(o->redis, args, o->key_type, o->invert, o->count);
+      status = redis_query(o->redis, args, resolve_key_type("", KeyType::unknown, o->key_type), o->invert, o->count);
       return;
     }
     if (o->file.empty()) throw CLI::RequiredError("file");
     LoadOptions lo{.format = o->format, .extra = {}};
     o->bip158.put(lo.extra);
     auto set = load_path(o->file, lo);
-    status = run_query(o->keys, o->key_type, o->invert, o->count,
+    status = run_query(o->keys, resolve_key_type(o->file, set->key_type(), o->key_type), o->invert, o->count,
                        [&](std::span<const Bytes> keys, std::span<bool> hits) { set->contains_many(keys, hits); });
   });
 }
@@ -277,7 +278,7 @@ void add_add(CLI::App& app, int& status) {
   struct Opts {
     std::string file;
     std::vector<std::string> keys;
-    KeyType key_type = KeyType::str;
+    KeyType key_type = KeyType::unknown;  // unknown: not given
     std::string format = "auto";
     double wait = 0;
   };
@@ -296,7 +297,7 @@ void add_add(CLI::App& app, int& status) {
     if (!set->is_dynamic())
       throw Error(Errc::unsupported, o->file + ": a " + std::string(kind_name(set->kind())) +
                                          " is static: rebuild it with 'amq build' instead");
-    const KeyList keys = read_keys(o->keys, {}, o->key_type, true);
+    const KeyList keys = read_keys(o->keys, {}, resolve_key_type(o->file, set->key_type(), o->key_type), true);
     for (Bytes k : keys.views()) {
       try {
         set->insert(k);
@@ -313,7 +314,7 @@ void add_remove(CLI::App& app, int& status) {
   struct Opts {
     std::string file;
     std::vector<std::string> keys;
-    KeyType key_type = KeyType::str;
+    KeyType key_type = KeyType::unknown;  // unknown: not given
     bool only_inserted = false;
     std::string inserted_list;
     double wait = 0;
@@ -349,12 +350,13 @@ void add_remove(CLI::App& app, int& status) {
     auto set = load_path(lock.path(), "auto");
     if (!set->supports_erase())
       throw Error(Errc::unsupported, o->file + ": a " + std::string(kind_name(set->kind())) + " cannot remove keys");
-    const KeyList keys = read_keys(o->keys, {}, o->key_type, true);
+    const KeyType key_type = resolve_key_type(o->file, set->key_type(), o->key_type);
+    const KeyList keys = read_keys(o->keys, {}, key_type, true);
     const auto views = keys.views();
     KeyList listed;
     std::unordered_set<std::string_view> allowed;
     if (!o->inserted_list.empty()) {
-      listed = read_keys({}, {o->inserted_list}, o->key_type, true);
+      listed = read_keys({}, {o->inserted_list}, key_type, true);
       for (Bytes k : listed.views()) allowed.insert(as_chars(k));
     }
     size_t missing = 0;

@@ -24,16 +24,20 @@ std::vector<Bytes> KeyList::views() const {
 
 std::string decode_key(const std::string& text, KeyType type) {
   switch (type) {
+    case KeyType::unknown:
     case KeyType::str: return text;
     case KeyType::u64: {
-      if (text.empty() || text.size() > 20) throw Error(Errc::invalid_argument, "not a 64-bit decimal key: '" + text + "'");
+      const bool negative = !text.empty() && text[0] == '-';
+      const std::string_view digits = std::string_view(text).substr(negative ? 1 : 0);
+      if (digits.empty() || digits.size() > 20) throw Error(Errc::invalid_argument, "not a 64-bit decimal key: '" + text + "'");
       unsigned __int128 v = 0;
-      for (char c : text) {
+      for (char c : digits) {
         if (c < '0' || c > '9') throw Error(Errc::invalid_argument, "not a 64-bit decimal key: '" + text + "'");
         v = v * 10 + static_cast<unsigned>(c - '0');
       }
-      if (v > UINT64_MAX) throw Error(Errc::invalid_argument, "key out of 64-bit range: '" + text + "'");
-      const uint64_t x = static_cast<uint64_t>(v);
+      if (v > (negative ? (unsigned __int128){1} << 63 : UINT64_MAX))
+        throw Error(Errc::invalid_argument, "key out of 64-bit range: '" + text + "'");
+      const uint64_t x = negative ? ~static_cast<uint64_t>(v) + 1 : static_cast<uint64_t>(v);
       return std::string(reinterpret_cast<const char*>(&x), 8);  // little-endian host
     }
     case KeyType::hex: {
@@ -263,11 +267,25 @@ std::string escape_text(std::string_view s) {
   return out;
 }
 
-void add_key_type_option(CLI::App& cmd, KeyType& type) {
-  cmd.add_option("--key-type", type, "how each key line is read: str (bytes as they are), u64 (decimal), hex")
+CLI::Option* add_key_type_option(CLI::App& cmd, KeyType& type) {
+  return cmd
+      .add_option("--key-type", type,
+                  "how each key line is read: str (bytes as they are), u64 (decimal, -2^63 to 2^64-1), hex. "
+                  "A built set records it, and later commands read its keys by it (default: the set's type, "
+                  "else str)")
       ->transform(CLI::CheckedTransformer(
-          std::map<std::string, KeyType>{{"str", KeyType::str}, {"u64", KeyType::u64}, {"hex", KeyType::hex}}))
-      ->default_str("str");
+          std::map<std::string, KeyType>{{"str", KeyType::str}, {"u64", KeyType::u64}, {"hex", KeyType::hex}}));
+}
+
+KeyType resolve_key_type(const std::string& path, KeyType recorded, KeyType given) {
+  if (given == KeyType::unknown) return recorded == KeyType::unknown ? KeyType::str : recorded;
+  // str and hex are two notations of the same keys, byte strings: either reads a set of
+  // the other (hex gives keys no line can hold). A u64 key is another key altogether.
+  if (recorded != KeyType::unknown && (recorded == KeyType::u64) != (given == KeyType::u64))
+    throw Error(Errc::invalid_argument,
+                fmt::format("{}: the set holds {} keys, not {} keys (leave out --key-type to read them as {})", path,
+                            key_type_name(recorded), key_type_name(given), key_type_name(recorded)));
+  return given;
 }
 
 void write_output(const std::string& path, std::span<const std::byte> data) {

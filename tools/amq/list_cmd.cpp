@@ -2,6 +2,7 @@
 // and a range [--from, --to). The file is memory-mapped and read in place.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -15,8 +16,16 @@
 namespace amq::cli {
 namespace {
 
-std::string encode_key(std::string_view key, KeyType type) {
+// A set that records u64 keys keeps them big-endian (so they sort numerically); one
+// that records no key type, written before the type was recorded, little-endian.
+std::string u64_bytes(std::string key, bool big_endian) {
+  if (big_endian) std::reverse(key.begin(), key.end());
+  return key;
+}
+
+std::string encode_key(std::string_view key, KeyType type, bool big_endian) {
   switch (type) {
+    case KeyType::unknown:
     case KeyType::str: return std::string(key);
     case KeyType::hex: {
       std::string out;
@@ -28,7 +37,7 @@ std::string encode_key(std::string_view key, KeyType type) {
       if (key.size() != 8)
         throw Error(Errc::invalid_argument, "a key of " + std::to_string(key.size()) + " bytes is not a u64 key");
       uint64_t v;
-      std::memcpy(&v, key.data(), 8);
+      std::memcpy(&v, u64_bytes(std::string(key), big_endian).data(), 8);
       return std::to_string(v);
     }
   }
@@ -41,7 +50,7 @@ void add_list(CLI::App& app, int& status) {
   struct Opts {
     std::string file, prefix, from, to;
     bool count = false;
-    KeyType key_type = KeyType::str;
+    KeyType key_type = KeyType::unknown;  // unknown: not given
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("list", "print the keys of a succinct set in order, one a line; exit 0 if any");
@@ -61,16 +70,23 @@ void add_list(CLI::App& app, int& status) {
       if (msg.rfind(o->file, 0) == 0) throw;
       throw Error(e.code(), o->file + ": " + msg);
     }
-    const std::string p = *prefix ? decode_key(o->prefix, o->key_type) : std::string();
+    const KeyType recorded = container_key_type(set.bytes());
+    const KeyType type = resolve_key_type(o->file, recorded, o->key_type);
+    const bool big_endian = recorded == KeyType::u64;
+    const auto decode = [&](const std::string& text) {
+      std::string key = decode_key(text, type);
+      return type == KeyType::u64 ? u64_bytes(std::move(key), big_endian) : key;
+    };
+    const std::string p = *prefix ? decode(o->prefix) : std::string();
     std::optional<std::string> lo, hi;
-    if (*from) lo = decode_key(o->from, o->key_type);
-    if (*to) hi = decode_key(o->to, o->key_type);
+    if (*from) lo = decode(o->from);
+    if (*to) hi = decode(o->to);
     uint64_t selected = 0;
     std::string out;
     for (std::string_view k : set.scan(p, lo, hi)) {
       ++selected;
       if (o->count) continue;
-      out += encode_key(k, o->key_type);
+      out += encode_key(k, type, big_endian);
       out += '\n';
       if (out.size() > (1 << 16)) {
         write_stdout(out);
