@@ -72,6 +72,7 @@ std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::s
     case Kind::scalable_cuckoo: return detail::build_scalable_cuckoo(options, keys);
     case Kind::gcs: return detail::build_gcs(options, keys);
     case Kind::succinct: return detail::build_succinct(options, keys);
+    case Kind::binary_fuse: return detail::build_binary_fuse(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -85,6 +86,7 @@ std::vector<std::string> extra_option_names(Kind kind) {
     case Kind::scalable_cuckoo: return {"fingerprint-bits", "bucket-size", "growth"};
     case Kind::gcs: return {"siphash-key", "golomb-p", "golomb-m"};
     case Kind::succinct: return {"tail-coding"};
+    case Kind::binary_fuse: return {"fingerprint-bits", "arity"};
     default: return {};
   }
 }
@@ -110,6 +112,7 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
     case Kind::scalable_cuckoo: return detail::load_scalable_cuckoo(file);
     case Kind::gcs: return detail::load_gcs(file);
     case Kind::succinct: return detail::load_succinct(file);
+    case Kind::binary_fuse: return detail::load_binary_fuse(file);
     default: break;
   }
   throw Error(Errc::unsupported, "reading a " + std::string(kind_name(kind.value_or(Kind{}))) +
@@ -130,8 +133,10 @@ std::unique_ptr<AnySet> open_set(const std::string& path, const LoadOptions& opt
     if (std::filesystem::is_regular_file(path, ec)) {
       std::array<char, kContainerHeaderSize> head{};
       std::ifstream in(path, std::ios::binary);
-      if (in.read(head.data(), head.size()) && container_kind(std::as_bytes(std::span(head))) == Kind::succinct)
-        return detail::open_succinct(path);
+      const std::optional<Kind> kind =
+          in.read(head.data(), head.size()) ? container_kind(std::as_bytes(std::span(head))) : std::nullopt;
+      if (kind == Kind::succinct) return detail::open_succinct(path);
+      if (kind == Kind::binary_fuse) return detail::open_binary_fuse(path);
     }
   }
   return load_set(read_file(path), options);

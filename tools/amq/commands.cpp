@@ -96,6 +96,7 @@ void add_build(CLI::App& app, int& status) {
     double growth = 0, tightening = 0;
     uint32_t fingerprint_bits = 0, bucket_size = 0;
     std::string tail_coding;
+    std::string arity;
     RedisTarget redis;
     Bip158Opts bip158;
   };
@@ -116,7 +117,8 @@ void add_build(CLI::App& app, int& status) {
   auto* tight = cmd->add_option("--tightening", o->tightening,
                                 "scalable-bloom: error ratio of each new layer (default 0.5)");
   auto* fbits = cmd->add_option("--fingerprint-bits", o->fingerprint_bits,
-                                "cuckoo kinds: fingerprint bits f, 4..32 (default: from --fpp)");
+                                "cuckoo kinds: fingerprint bits f, 4..32; binary-fuse: 1..32 (default: from --fpp)");
+  cmd->add_option("--arity", o->arity, "binary-fuse: slots a key, 3 or 4 (default: the smaller filter)");
   auto* bsize = cmd->add_option("--bucket-size", o->bucket_size, "cuckoo kinds: slots per bucket, 2, 4 or 8");
   auto* tcode = cmd->add_option("--tail-coding", o->tail_coding,
                                 "succinct: code the tails with a symbol table learnt from them: auto (where that "
@@ -149,6 +151,7 @@ void add_build(CLI::App& app, int& status) {
     if (*fbits) opt.extra["fingerprint-bits"] = std::to_string(o->fingerprint_bits);
     if (*bsize) opt.extra["bucket-size"] = std::to_string(o->bucket_size);
     if (*tcode) opt.extra["tail-coding"] = o->tail_coding;
+    if (cmd->count("--arity")) opt.extra["arity"] = o->arity;
     o->bip158.put(opt.extra);
     const KeyList keys = read_keys({}, o->files, o->key_type, true);
     const auto views = keys.views();
