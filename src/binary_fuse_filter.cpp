@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <string>
 
 #include "amq/detail/byte_io.hpp"
+#include "amq/detail/huge_pages.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
 #include "amq/format.hpp"
@@ -48,6 +50,51 @@ Layout layout_for(uint64_t n, unsigned arity) {
   return l;
 }
 
+// MurmurHash3's fmix64 undone: each xor-shift by 33 is its own inverse, each multiply
+// undone by the constant's inverse modulo 2^64.
+constexpr uint64_t inverse_mod64(uint64_t a) {
+  uint64_t y = a;  // Newton's iteration doubles the correct low bits: 3, 6, 12, 24, 48, 96
+  for (int i = 0; i < 5; ++i) y *= 2 - a * y;
+  return y;
+}
+static_assert(inverse_mod64(0xff51afd7ed558ccdULL) * 0xff51afd7ed558ccdULL == 1);
+static_assert(inverse_mod64(0xc4ceb9fe1a85ec53ULL) * 0xc4ceb9fe1a85ec53ULL == 1);
+uint64_t unfmix64(uint64_t k) {
+  k ^= k >> 33;
+  k *= inverse_mod64(0xc4ceb9fe1a85ec53ULL);
+  k ^= k >> 33;
+  k *= inverse_mod64(0xff51afd7ed558ccdULL);
+  k ^= k >> 33;
+  return k;
+}
+
+// Reorders v so that values with equal top `bits` bits are adjacent, in ascending order
+// of those bits (one counting pass, then in-place cycles: no second array).
+void group_by_top_bits(std::vector<uint64_t>& v, int bits) {
+  if (bits <= 0 || v.size() < 2) return;
+  const int shift = 64 - bits;
+  std::vector<size_t> next(size_t{1} << bits, 0), end(size_t{1} << bits);
+  for (uint64_t x : v) ++next[x >> shift];
+  size_t sum = 0;
+  for (size_t b = 0; b < next.size(); ++b) {
+    const size_t c = next[b];
+    next[b] = sum;
+    sum += c;
+    end[b] = sum;
+  }
+  for (size_t b = 0; b < next.size(); ++b) {
+    while (next[b] < end[b]) {
+      uint64_t x = v[next[b]];
+      size_t t = x >> shift;
+      while (t != b) {  // carry x to its bucket, picking up what was there
+        std::swap(x, v[next[t]++]);
+        t = x >> shift;
+      }
+      v[next[b]++] = x;
+    }
+  }
+}
+
 int lane_of(unsigned w) { return w == 8 ? 1 : w == 16 ? 2 : w == 32 ? 4 : 0; }
 
 // Native widths: the plain array; others: the packed bits in whole words, then a zero
@@ -77,8 +124,19 @@ struct BinaryFuseFilter::Storage {
 
   static std::shared_ptr<Storage> allocate(size_t size) {
     auto s = std::make_shared<Storage>();
+    // Lookups read 3 or 4 random slots: a large array on 2 MiB pages misses the TLB
+    // far less.
     const size_t words = std::max<size_t>((size + 7) / 8, 1);
-    void* mem = std::malloc(words * 8);
+    void* mem = nullptr;
+    if (words * 8 >= detail::kHugeThreshold) {
+      const size_t bytes = (words * 8 + detail::kHugePage - 1) & ~(detail::kHugePage - 1);
+      mem = std::aligned_alloc(detail::kHugePage, bytes);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+      if (mem) (void)::madvise(mem, bytes, MADV_HUGEPAGE);
+#endif
+    } else {
+      mem = std::malloc(words * 8);
+    }
     if (!mem) throw std::bad_alloc();
     s->owned.reset(static_cast<uint64_t*>(mem));
     s->owned[words - 1] = 0;
@@ -88,6 +146,8 @@ struct BinaryFuseFilter::Storage {
 };
 
 BinaryFuseFilter::BinaryFuseFilter() : BinaryFuseFilter(build_hashes({}, {})) {}
+
+uint64_t BinaryFuseFilter::unmix(uint64_t x) noexcept { return unfmix64(x); }
 
 unsigned BinaryFuseFilter::bits_for_fpp(double fpp) {
   if (!(fpp > 0 && fpp < 1))
@@ -122,11 +182,15 @@ BinaryFuseFilter BinaryFuseFilter::build_impl(std::span<const uint64_t> keys, st
                                               const Options& options) {
   check_options(options);
   const unsigned arity = options.arity, w = options.fingerprint_bits;
-  std::vector<uint64_t> copy;  // the input's hashes without repeats, when they are not ours to sort
-  bool deduplicated = false;
-  Layout layout = layout_for(keys.size(), arity);
+  // The keys' hashes, ours to reorder: each try replaces them by their mixed values
+  // (mix() is a bijection, undone by unmix()) and groups those by their first slot.
+  std::vector<uint64_t> copy;
+  if (!owned) copy.assign(keys.begin(), keys.end());
+  std::vector<uint64_t>& xs = owned ? *owned : copy;
+  bool deduplicated = false, mixed = false;
+  Layout layout = layout_for(xs.size(), arity);
   if (layout.slots > kMaxSlots)
-    throw Error(Errc::too_large, "binary fuse filter: " + std::to_string(keys.size()) +
+    throw Error(Errc::too_large, "binary fuse filter: " + std::to_string(xs.size()) +
                                      " keys need more than 2^32 - 1 slots");
 
   BinaryFuseFilter f{Raw{}};  // the query side's fields, for positions() and fingerprint()
@@ -135,17 +199,20 @@ BinaryFuseFilter BinaryFuseFilter::build_impl(std::span<const uint64_t> keys, st
   f.fp_mask_ = (uint64_t{1} << w) - 1;
   f.lane_ = lane_of(w);
 
-  std::vector<uint8_t> count;   // per slot: keys << 2 | XOR of the keys' position indices
-  std::vector<uint64_t> xors;   // per slot: XOR of the keys' mixed hashes
-  std::vector<uint32_t> order;  // the slots in peeling order
+  // Large arrays on 2 MiB pages, for the random accesses of the peeling.
+  std::vector<uint8_t, detail::HugePageAllocator<uint8_t>> count;  // per slot: keys << 2 | XOR of position indices
+  std::vector<uint64_t, detail::HugePageAllocator<uint64_t>> xors;  // per slot: XOR of the keys' mixed hashes
+  std::vector<uint32_t, detail::HugePageAllocator<uint32_t>> order;  // the slots in peeling order
   uint64_t seed_state = options.seed;
   for (unsigned attempt = 0;; ++attempt) {
     if (attempt == kMaxSeeds)
-      throw Error(Errc::corrupt, "binary fuse filter: no construction seed peeled " +
-                                     std::to_string(keys.size()) + " keys in " + std::to_string(kMaxSeeds) +
-                                     " tries");
-    const uint64_t n = keys.size();
+      throw Error(Errc::corrupt, "binary fuse filter: no construction seed peeled " + std::to_string(xs.size()) +
+                                     " keys in " + std::to_string(kMaxSeeds) + " tries");
+    const uint64_t n = xs.size();
+    const uint64_t previous_seed = f.seed_;
     f.seed_ = detail::splitmix64(seed_state += 0x9E3779B97F4A7C15ULL);
+    for (uint64_t& v : xs) v = f.mix(mixed ? unmix(v) - previous_seed : v);
+    mixed = true;
     f.seg_len_ = layout.seg_len;
     f.seg_mask_ = layout.seg_len - 1;
     f.seg_count_ = layout.seg_count;
@@ -153,14 +220,16 @@ BinaryFuseFilter BinaryFuseFilter::build_impl(std::span<const uint64_t> keys, st
     f.slots_ = layout.slots;
     f.n_ = n;
     const size_t slots = layout.slots;
+    // In order of their first slot (x's top bits), keys touch a window of a few
+    // segments at a time instead of the whole array.
+    if (layout.seg_count > 8) group_by_top_bits(xs, std::min(16, static_cast<int>(std::bit_width(layout.seg_count - 1))));
     count.assign(slots, 0);
     xors.assign(slots, 0);
     order.resize(n);
 
     bool overflow = false;
     uint64_t p[4];
-    for (uint64_t h : keys) {
-      const uint64_t x = f.mix(h);
+    for (const uint64_t x : xs) {
       f.positions(x, p);
       for (unsigned j = 0; j < arity; ++j) {
         const uint8_t c = count[p[j]];
@@ -200,19 +269,16 @@ BinaryFuseFilter BinaryFuseFilter::build_impl(std::span<const uint64_t> keys, st
     }
     if (top == n) break;
     if (!deduplicated) {
-      // Equal hashes never peel: sort once, drop repeats, and lay the array out anew.
+      // Equal hashes (equal mixed values) never peel: sort once, drop repeats, and lay
+      // the array out anew.
       deduplicated = true;
-      std::vector<uint64_t>& v = owned ? *owned : copy;
-      if (!owned) copy.assign(keys.begin(), keys.end());
-      std::sort(v.begin(), v.end());
-      v.erase(std::unique(v.begin(), v.end()), v.end());
-      keys = v;
-      layout = layout_for(keys.size(), arity);
+      std::sort(xs.begin(), xs.end());
+      xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+      layout = layout_for(xs.size(), arity);
     }
   }
   // The peeling state is all the fill needs: free what it does not before allocating.
-  if (owned) std::vector<uint64_t>().swap(*owned);
-  std::vector<uint64_t>().swap(copy);
+  std::vector<uint64_t>().swap(xs);
 
   // The params (docs/format.md), written field by field into their fixed 40 bytes.
   std::array<std::byte, kParamsSize> params{};

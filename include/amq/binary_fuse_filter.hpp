@@ -31,11 +31,12 @@
 //    small probability), Errc::corrupt is thrown naming the key count. More keys than
 //    the layout can address (more than 2^32 − 1 slots) throw Errc::too_large, bad
 //    options Errc::invalid_argument, and exhausted memory std::bad_alloc.
-//  * Construction memory, beside the result: 9 bytes a slot (a 64-bit XOR of hashes and
-//    a count byte) and 4 bytes a key (the peeling order) — ~14.1 bytes a key for a large
-//    3-wise filter — plus 8 bytes a key for the key hashes when built from keys (from a
-//    span of hashes: only if the input holds repeats, a copy of it is sorted). Built from
-//    10^8 byte keys at w = 8: ~23.3 bytes a key in all, result included.
+//  * Construction memory, beside the result: 8 bytes a key for the keys' hashes (a copy
+//    when built from a span of hashes; reordered in place, by first slot, so that the
+//    peeling touches a few segments at a time), 9 bytes a slot (a 64-bit XOR of hashes
+//    and a count byte) and 4 bytes a key (the peeling order): ~22.1 bytes a key for a
+//    large 3-wise filter, ~23.3 with an 8-bit result (below the ~24 of the published
+//    code); the hashes are freed before the result is allocated.
 //  * Static: built once, then read-only; concurrent const calls are safe.
 //  * Files: serialize() writes the amq container (Kind::binary_fuse, docs/format.md);
 //    load() validates and copies a file, open() memory-maps one and answers from the
@@ -182,6 +183,7 @@ class BinaryFuseFilter {
   static BinaryFuseFilter from_storage(std::shared_ptr<const Storage> storage, bool verify_checksum);
 
   uint64_t mix(uint64_t h) const noexcept { return detail::murmur3_fmix64(h + seed_); }
+  static uint64_t unmix(uint64_t x) noexcept;  // fmix64's inverse: mix(h) - seed_ back to h
   // The slots of mixed hash x: one in each of `arity` consecutive segments.
   void positions(uint64_t x, uint64_t* p) const noexcept {
     const uint64_t h0 = reduce(x, count_len_);
