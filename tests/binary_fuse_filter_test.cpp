@@ -106,10 +106,33 @@ TEST(BinaryFuseFilter, NoFalseNegativesManyKeysSeveralSeeds) {
       size_t missing = 0;
       for (uint64_t k : keys) missing += !f.contains(k);
       EXPECT_EQ(missing, 0u);
-      std::vector<bool> dummy;
       std::unique_ptr<bool[]> out(new bool[keys.size()]);
       EXPECT_EQ(f.contains_many(keys, std::span<bool>(out.get(), keys.size())), keys.size());
     }
+  }
+}
+
+// Beyond kPrefetchBytes contains_many takes its prefetching path: the same answers
+// as contains, present and absent keys alike, for every lane kind.
+TEST(BinaryFuseFilter, ContainsManyPrefetchedMatchesContains) {
+  for (unsigned w : {32u, 21u}) {
+    const size_t n = BinaryFuseFilter::kPrefetchBytes * 8 / w + 1000;  // just past the threshold
+    const auto keys = random_u64(n, w);
+    const auto f = BinaryFuseFilter::build(keys, opts(4, w));
+    ASSERT_GE(f.size_in_bytes(), BinaryFuseFilter::kPrefetchBytes);
+    std::vector<uint64_t> probe(keys.begin(), keys.begin() + 5000);
+    for (int i = 0; i < 5000; ++i) probe.push_back(keys[i] ^ 1);
+    std::unique_ptr<bool[]> out(new bool[probe.size()]);
+    const size_t found = f.contains_many(probe, std::span<bool>(out.get(), probe.size()));
+    size_t expect = 0;
+    for (size_t i = 0; i < probe.size(); ++i) {
+      ASSERT_EQ(out[i], f.contains(probe[i])) << i;
+      expect += out[i];
+      if (i < 5000) {
+        ASSERT_TRUE(out[i]);
+      }
+    }
+    EXPECT_EQ(found, expect);
   }
 }
 
