@@ -206,7 +206,7 @@ BinaryFuseFilter BinaryFuseFilter::build_impl(std::span<const uint64_t> keys, st
   uint64_t seed_state = options.seed;
   for (unsigned attempt = 0;; ++attempt) {
     if (attempt == kMaxSeeds)
-      throw Error(Errc::corrupt, "binary fuse filter: no construction seed peeled " + std::to_string(xs.size()) +
+      throw Error(Errc::invalid_argument, "binary fuse filter: no construction seed peeled " + std::to_string(xs.size()) +
                                      " keys in " + std::to_string(kMaxSeeds) + " tries");
     const uint64_t n = xs.size();
     const uint64_t previous_seed = f.seed_;

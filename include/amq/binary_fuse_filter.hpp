@@ -28,7 +28,7 @@
 //    64-bit hashes) are tolerated: a seed that does not peel triggers one sort of the
 //    hashes and the removal of repeats, then up to kMaxSeeds seeds are tried in all;
 //    failing that (practically impossible for distinct hashes: each seed fails with a
-//    small probability), Errc::corrupt is thrown naming the key count. More keys than
+//    small probability), Errc::invalid_argument is thrown naming the key count. More keys than
 //    the layout can address (more than 2^32 − 1 slots) throw Errc::too_large, bad
 //    options Errc::invalid_argument, and exhausted memory std::bad_alloc.
 //  * Construction memory, beside the result: 8 bytes a key for the keys' hashes (a copy
