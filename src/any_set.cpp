@@ -132,6 +132,7 @@ std::unique_ptr<AnySet> build_kind(Kind kind, const BuildOptions& options, std::
     case Kind::scalable_cuckoo: return detail::build_scalable_cuckoo(options, keys);
     case Kind::gcs: return detail::build_gcs(options, keys);
     case Kind::succinct: return detail::build_succinct(options, keys);
+    case Kind::binary_fuse: return detail::build_binary_fuse(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -149,6 +150,7 @@ uint64_t build_bytes(Kind kind, const BuildOptions& options, std::span<const Byt
     case Kind::scalable_cuckoo: return detail::bytes_scalable_cuckoo(options, keys);
     case Kind::gcs: return detail::bytes_gcs(options, keys);
     case Kind::succinct: return detail::bytes_succinct(options, keys);
+    case Kind::binary_fuse: return detail::bytes_binary_fuse(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -179,6 +181,7 @@ std::vector<std::string> extra_option_names(Kind kind) {
     case Kind::scalable_cuckoo: return {"fingerprint-bits", "bucket-size", "growth"};
     case Kind::gcs: return {"siphash-key", "golomb-p", "golomb-m"};
     case Kind::succinct: return {"tail-coding"};
+    case Kind::binary_fuse: return {"fingerprint-bits", "arity"};
     default: return {};
   }
 }
@@ -207,6 +210,7 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
     case Kind::scalable_cuckoo: return with_key_type(detail::load_scalable_cuckoo(file), key_type);
     case Kind::gcs: return with_key_type(detail::load_gcs(file), key_type);
     case Kind::succinct: return with_key_type(detail::load_succinct(file), key_type);
+    case Kind::binary_fuse: return with_key_type(detail::load_binary_fuse(file), key_type);
     default: break;
   }
   throw Error(Errc::unsupported, "reading a " + std::string(kind_name(kind.value_or(Kind{}))) +
@@ -228,8 +232,11 @@ std::unique_ptr<AnySet> open_set(const std::string& path, const LoadOptions& opt
     if (std::filesystem::is_regular_file(path, ec)) {
       std::array<char, kContainerHeaderSize> head{};
       std::ifstream in(path, std::ios::binary);
-      if (in.read(head.data(), head.size()) && container_kind(std::as_bytes(std::span(head))) == Kind::succinct)
-        return with_key_type(detail::open_succinct(path), container_key_type(std::as_bytes(std::span(head))));
+      const std::optional<Kind> kind =
+          in.read(head.data(), head.size()) ? container_kind(std::as_bytes(std::span(head))) : std::nullopt;
+      const KeyType key_type = kind ? container_key_type(std::as_bytes(std::span(head))) : KeyType::unknown;
+      if (kind == Kind::succinct) return with_key_type(detail::open_succinct(path), key_type);
+      if (kind == Kind::binary_fuse) return with_key_type(detail::open_binary_fuse(path), key_type);
     }
   }
   return load_set(read_file(path), options);

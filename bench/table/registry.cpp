@@ -13,6 +13,7 @@ const std::pair<const char*, Fn> benches[] = {
     {"redis", bench_redis},
     {"gcs", bench_gcs},
     {"succinct", bench_succinct},
+    {"binary-fuse", bench_binary_fuse},
 };
 
 }  // namespace

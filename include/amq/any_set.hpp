@@ -102,7 +102,7 @@ struct LoadOptions {
 std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, const LoadOptions& options);
 
 // Opens the file at `path`: load_set(read_file(path), options), except that a set that
-// can answer from a memory mapping (a SuccinctSet in an amq container, format "auto"
+// can answer from a memory mapping (a SuccinctSet or BinaryFuseFilter in an amq container, format "auto"
 // or "amq") is mapped, validated and queried in place instead of read and copied.
 std::unique_ptr<AnySet> open_set(const std::string& path, const LoadOptions& options = {});
 

@@ -42,6 +42,7 @@ enum class Kind : uint16_t {
   scalable_cuckoo = 5,  // ScalableCuckooFilter
   gcs = 6,              // GolombCodedSet
   succinct = 7,         // SuccinctSet
+  binary_fuse = 8,      // BinaryFuseFilter
 };
 
 // What the keys of a set are, recorded in its container (header byte 12) so that the

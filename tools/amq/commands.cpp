@@ -113,6 +113,7 @@ void add_build(CLI::App& app, int& status) {
     uint32_t fingerprint_bits = 0, bucket_size = 0;
     uint64_t max_memory = 0;
     std::string tail_coding;
+    std::string arity;
     RedisTarget redis;
     Bip158Opts bip158;
     double wait = 0;
@@ -151,8 +152,10 @@ void add_build(CLI::App& app, int& status) {
                                 "scalable-bloom: error ratio of each new layer, in (0, 1) (default 0.5)")
                     ->transform(real_in(0, Bound::open, 1, Bound::open));
   auto* fbits = cmd->add_option("--fingerprint-bits", o->fingerprint_bits,
-                                "cuckoo kinds: fingerprint bits f, 4..32 (default: from --fpp)")
-                    ->transform(count_in(4, 32));
+                                "cuckoo kinds: fingerprint bits f, 4..32; binary-fuse: 1..32 (default: from --fpp)")
+                    ->transform(count_in(1, 32));
+  cmd->add_option("--arity", o->arity, "binary-fuse: slots a key, 3 or 4 (default: the smaller filter)")
+      ->transform(count_in(3, 4));
   auto* bsize = cmd->add_option("--bucket-size", o->bucket_size, "cuckoo kinds: slots per bucket, 2, 4 or 8")
                     ->transform(count_in(2, 8));
   auto* tcode = cmd->add_option("--tail-coding", o->tail_coding,
@@ -190,6 +193,7 @@ void add_build(CLI::App& app, int& status) {
     if (*fbits) opt.extra["fingerprint-bits"] = std::to_string(o->fingerprint_bits);
     if (*bsize) opt.extra["bucket-size"] = std::to_string(o->bucket_size);
     if (*tcode) opt.extra["tail-coding"] = o->tail_coding;
+    if (cmd->count("--arity")) opt.extra["arity"] = o->arity;
     o->bip158.put(opt.extra);
     const KeyList keys = read_keys({}, o->files, o->key_type, true);
     const auto views = keys.views();

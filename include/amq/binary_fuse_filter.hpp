@@ -1,0 +1,246 @@
+// amq/binary_fuse_filter.hpp — binary fuse filters (Graf & Lemire, "Binary Fuse
+// Filters: Fast and Smaller Than Xor Filters", JEA 2022): the smallest static filter amq
+// has at whole-bit rates, and the fastest to query.
+//
+// A binary fuse filter keeps one w-bit fingerprint per slot in an array of L slots cut
+// into segments of a power-of-two length. A key hashes to one slot in each of `arity`
+// (3 or 4) consecutive segments and to a w-bit fingerprint; it is reported present when
+// the XOR of its slots equals its fingerprint. Construction finds slot values that make
+// this true for every key by peeling the key-slot hypergraph: a slot only one key uses
+// is given to that key, the key is removed, and so on; slots are then filled in reverse.
+//
+// Guarantees
+//  * No false negatives: contains(k) is true for every key the filter was built from.
+//  * False-positive rate 2^-w for an absent key (w = fingerprint_bits, 1 to 32).
+//  * Space: L·w bits, L ≈ 1.125·n (3-wise) or 1.075·n (4-wise) for large n — at w = 8,
+//    ~9.0 and ~8.6 bits/key. The segment length and the size factor are the paper's
+//    functions of n (segment length 2^⌊ln n / ln 3.33 + 2.25⌋ for 3-wise,
+//    2^⌊ln n / ln 2.91 − 0.5⌋ for 4-wise, within [4, 2^18]; factor max(1.125, 0.875 +
+//    0.25·ln 10^6 / ln n), resp. max(1.075, 0.77 + 0.305·ln 600000 / ln n)), so a set of
+//    a few keys takes a few dozen slots, not a segment of thousands.
+//  * A lookup: one hash of the key (XXH3-64 with the filter's hash seed, as every amq
+//    structure), one 64-bit mix with the construction seed, and 3 or 4 independent
+//    reads. Widths 8, 16 and 32 read a plain uint8_t/uint16_t/uint32_t array; other
+//    widths are bit-packed (one unaligned 8-byte read a slot).
+//  * contains_many() hashes a batch and prefetches every slot it will read before
+//    comparing, for filters larger than a typical L2 (kPrefetchBytes).
+//  * Construction never fails on valid input and never hangs. Duplicate keys (or equal
+//    64-bit hashes) are tolerated: a seed that does not peel triggers one sort of the
+//    hashes and the removal of repeats, then up to kMaxSeeds seeds are tried in all;
+//    failing that (practically impossible for distinct hashes: each seed fails with a
+//    small probability), Errc::invalid_argument is thrown naming the key count. More keys than
+//    the layout can address (more than 2^32 − 1 slots) throw Errc::too_large, bad
+//    options Errc::invalid_argument, and exhausted memory std::bad_alloc.
+//  * Construction memory, beside the result: 8 bytes a key for the keys' hashes (a copy
+//    when built from a span of hashes; reordered in place, by first slot, so that the
+//    peeling touches a few segments at a time), 9 bytes a slot (a 64-bit XOR of hashes
+//    and a count byte) and 4 bytes a key (the peeling order): ~22.1 bytes a key for a
+//    large 3-wise filter, ~23.3 with an 8-bit result (below the ~24 of the published
+//    code); the hashes are freed before the result is allocated.
+//  * Static: built once, then read-only; concurrent const calls are safe.
+//  * Files: serialize() writes the amq container (Kind::binary_fuse, docs/format.md);
+//    load() validates and copies a file, open() memory-maps one and answers from the
+//    mapping without copying the fingerprints. Both throw amq::Error on any malformed
+//    input and allocate nothing sized by a field of the file.
+//
+//   std::vector<std::string> keys = {"apple", "banana"};
+//   auto f = amq::BinaryFuseFilter::build(keys, {.fingerprint_bits = 8});
+//   bool maybe = f.contains("apple");                  // true
+//   auto file = f.serialize();
+//   auto again = amq::BinaryFuseFilter::load(file);
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "amq/detail/prefetch.hpp"
+#include "amq/hash.hpp"
+
+namespace amq {
+
+struct BinaryFuseOptions {
+  unsigned arity = 3;             // 3 or 4 slots a key
+  unsigned fingerprint_bits = 8;  // w, 1 to 32: false-positive rate 2^-w
+  uint64_t seed = 0;              // XXH3 seed for the keys; construction seeds derive from it
+};
+
+class BinaryFuseFilter {
+ public:
+  using Options = BinaryFuseOptions;
+  // Seeds tried before construction gives up.
+  static constexpr unsigned kMaxSeeds = 64;
+  // contains_many prefetches for filters of at least this many bytes.
+  static constexpr size_t kPrefetchBytes = size_t{2} << 20;
+
+  // An empty filter (3-wise, 8-bit): contains nothing.
+  BinaryFuseFilter();
+
+  // Builds from keys (anything KeyView takes: strings, byte spans, uint64_t).
+  template <class Keys>
+  static BinaryFuseFilter build(const Keys& keys, const Options& options = {}) {
+    std::vector<uint64_t> hashes;
+    hashes.reserve(std::size(keys));
+    const Xxh3Hasher h{options.seed};
+    for (const auto& k : keys) hashes.push_back(h(KeyView(k).bytes()));
+    return build_owned(hashes, options);
+  }
+  // Builds from 64-bit hashes (query with contains_hash); repeats are tolerated.
+  static BinaryFuseFilter build_hashes(std::span<const uint64_t> hashes, const Options& options = {});
+
+  // The width w = ceil(log2(1/fpp)) within [1, 32] for a target rate in (0, 1).
+  static unsigned bits_for_fpp(double fpp);
+  // The arity (3 or 4) with the smaller array for n keys (3 on a tie: fewer reads).
+  static unsigned best_arity(uint64_t n);
+  // The array's slots for n keys at this arity (the paper's layout, see above).
+  static uint64_t slots_for(uint64_t n, unsigned arity);
+
+  bool contains(KeyView key) const noexcept { return contains_hash(Xxh3Hasher{hash_seed_}(key.bytes())); }
+  bool contains_hash(uint64_t h) const noexcept {
+    if (count_len_ == 0) return false;
+    const uint64_t x = mix(h);
+    switch (lane_) {
+      case 1: return match<1>(x);
+      case 2: return match<2>(x);
+      case 4: return match<4>(x);
+      default: return match<0>(x);
+    }
+  }
+
+  // out[i] = contains(keys[i]); returns how many are true. Beyond kPrefetchBytes a batch
+  // is hashed and all its slots prefetched before any is compared. The threshold is
+  // the L2's size, not the last-level cache's as for the Bloom filters: a lookup's
+  // 3 or 4 reads follow a long chain of hashing, so out-of-order execution overlaps the
+  // reads of only a few lookups, and prefetching pays as soon as they leave the L2.
+  template <class Keys>
+  size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
+    const size_t n = std::size(keys);
+    size_t found = 0;
+    auto it = std::begin(keys);
+    if (size_in_bytes() < kPrefetchBytes || count_len_ == 0) {
+      for (size_t i = 0; i < n; ++i, ++it) found += (out[i] = contains(KeyView(*it)));
+      return found;
+    }
+    constexpr size_t kB = 32;
+    uint64_t xs[kB];
+    const Xxh3Hasher hasher{hash_seed_};
+    for (size_t i = 0; i < n; i += kB) {
+      const size_t m = std::min(kB, n - i);
+      for (size_t j = 0; j < m; ++j, ++it) {
+        xs[j] = mix(hasher(KeyView(*it).bytes()));
+        uint64_t p[4];
+        positions(xs[j], p);
+        for (unsigned a = 0; a < arity_; ++a) detail::prefetch(fp_ + ((p[a] * width_) >> 3));
+      }
+      for (size_t j = 0; j < m; ++j) {
+        bool r;
+        switch (lane_) {
+          case 1: r = match<1>(xs[j]); break;
+          case 2: r = match<2>(xs[j]); break;
+          case 4: r = match<4>(xs[j]); break;
+          default: r = match<0>(xs[j]); break;
+        }
+        found += (out[i + j] = r);
+      }
+    }
+    return found;
+  }
+
+  uint64_t size() const noexcept { return n_; }  // distinct key hashes held
+  bool empty() const noexcept { return n_ == 0; }
+  unsigned arity() const noexcept { return arity_; }
+  unsigned fingerprint_bits() const noexcept { return width_; }
+  uint64_t segment_length() const noexcept { return seg_len_; }
+  uint64_t segment_count() const noexcept { return seg_count_; }
+  uint64_t slot_count() const noexcept { return slots_; }
+  uint64_t hash_seed() const noexcept { return hash_seed_; }
+  uint64_t construction_seed() const noexcept { return seed_; }
+  // Bytes of the fingerprint array (what lookups read).
+  size_t size_in_bytes() const noexcept { return payload_bytes_; }
+  // 2^-w (0 when empty).
+  double expected_fpp() const noexcept;
+  // The file the filter answers from (what serialize() copies); valid while it lives.
+  std::span<const std::byte> bytes() const noexcept;
+  bool is_mapped() const noexcept;
+
+  // The amq container (Kind::binary_fuse).
+  std::vector<std::byte> serialize() const;
+  // Validates and copies `file`. Throws amq::Error on any malformed input.
+  static BinaryFuseFilter load(std::span<const std::byte> file);
+  // Memory-maps `path` and queries it in place, after validating it (the checksum too
+  // unless verify_checksum is false). Throws amq::Error.
+  static BinaryFuseFilter open(const std::string& path, bool verify_checksum = true);
+
+ private:
+  struct Storage;
+  struct Raw {};
+  explicit BinaryFuseFilter(Raw) noexcept {}
+
+  static BinaryFuseFilter build_owned(std::vector<uint64_t>& hashes, const Options& options);
+  static BinaryFuseFilter build_impl(std::span<const uint64_t> hashes, std::vector<uint64_t>* owned,
+                                     const Options& options);
+  static BinaryFuseFilter from_storage(std::shared_ptr<const Storage> storage, bool verify_checksum);
+
+  uint64_t mix(uint64_t h) const noexcept { return detail::murmur3_fmix64(h + seed_); }
+  static uint64_t unmix(uint64_t x) noexcept;  // fmix64's inverse: mix(h) - seed_ back to h
+  // The slots of mixed hash x: one in each of `arity` consecutive segments.
+  void positions(uint64_t x, uint64_t* p) const noexcept {
+    const uint64_t h0 = reduce(x, count_len_);
+    p[0] = h0;
+    p[1] = (h0 + seg_len_) ^ ((x >> 18) & seg_mask_);
+    p[2] = (h0 + 2 * seg_len_) ^ (x & seg_mask_);
+    p[3] = (h0 + 3 * seg_len_) ^ (((x * 0x9E3779B97F4A7C15ULL) >> 40) & seg_mask_);
+  }
+  uint64_t fingerprint(uint64_t x) const noexcept { return (x ^ (x >> 32)) & fp_mask_; }
+  template <int Lane>
+  uint64_t slot(uint64_t i) const noexcept {
+    if constexpr (Lane == 1) {
+      return static_cast<uint64_t>(std::to_integer<uint8_t>(fp_[i]));
+    } else if constexpr (Lane == 2) {
+      uint16_t v;
+      std::memcpy(&v, fp_ + 2 * i, 2);
+      return v;
+    } else if constexpr (Lane == 4) {
+      uint32_t v;
+      std::memcpy(&v, fp_ + 4 * i, 4);
+      return v;
+    } else {
+      const uint64_t bit = i * width_;
+      uint64_t v;
+      std::memcpy(&v, fp_ + (bit >> 3), 8);
+      return (v >> (bit & 7)) & fp_mask_;
+    }
+  }
+  template <int Lane>
+  bool match(uint64_t x) const noexcept {
+    uint64_t p[4];
+    positions(x, p);
+    uint64_t v = slot<Lane>(p[0]) ^ slot<Lane>(p[1]) ^ slot<Lane>(p[2]);
+    if (arity_ == 4) v ^= slot<Lane>(p[3]);
+    return v == fingerprint(x);
+  }
+
+  std::shared_ptr<const Storage> storage_;
+  const std::byte* fp_ = nullptr;
+  uint64_t n_ = 0;
+  uint64_t hash_seed_ = 0;
+  uint64_t seed_ = 0;
+  uint64_t seg_len_ = 4;
+  uint64_t seg_mask_ = 3;
+  uint64_t seg_count_ = 0;
+  uint64_t count_len_ = 0;  // seg_count_ * seg_len_: the range of a key's first slot
+  uint64_t slots_ = 0;
+  uint64_t fp_mask_ = 0xFF;
+  size_t payload_bytes_ = 0;
+  unsigned arity_ = 3;
+  unsigned width_ = 8;
+  int lane_ = 1;  // bytes a slot for w = 8, 16, 32; 0: bit-packed
+};
+
+}  // namespace amq

@@ -1,0 +1,415 @@
+#include "amq/binary_fuse_filter.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "amq/detail/byte_io.hpp"
+#include "amq/detail/huge_pages.hpp"
+#include "amq/error.hpp"
+#include "amq/file_io.hpp"
+#include "amq/format.hpp"
+
+namespace amq {
+
+namespace {
+
+struct FreeDeleter {
+  void operator()(uint64_t* p) const noexcept { std::free(p); }
+};
+
+constexpr uint64_t kMaxSegmentLength = uint64_t{1} << 18;
+constexpr uint64_t kMaxSlots = std::numeric_limits<uint32_t>::max();  // the peeling order keeps 32-bit slots
+constexpr size_t kParamsSize = 40;
+
+struct Layout {
+  uint64_t seg_len = 4;
+  uint64_t seg_count = 0;
+  uint64_t slots = 0;
+};
+
+// The paper's segment length and size factor for n keys (see the header).
+Layout layout_for(uint64_t n, unsigned arity) {
+  Layout l;
+  if (n == 0) return l;
+  const double ln = std::log(static_cast<double>(n));
+  const double e = arity == 3 ? std::floor(ln / std::log(3.33) + 2.25) : std::floor(ln / std::log(2.91) - 0.5);
+  l.seg_len = uint64_t{1} << static_cast<int>(std::clamp(e, 2.0, 18.0));
+  double factor = 0;
+  if (n > 1)
+    factor = arity == 3 ? std::max(1.125, 0.875 + 0.25 * std::log(1e6) / ln)
+                        : std::max(1.075, 0.77 + 0.305 * std::log(600000.0) / ln);
+  const uint64_t capacity = static_cast<uint64_t>(std::llround(static_cast<double>(n) * factor));
+  const uint64_t segs = (capacity + l.seg_len - 1) / l.seg_len;
+  l.seg_count = segs > arity - 1 ? segs - (arity - 1) : 1;
+  l.slots = (l.seg_count + arity - 1) * l.seg_len;
+  return l;
+}
+
+// MurmurHash3's fmix64 undone: each xor-shift by 33 is its own inverse, each multiply
+// undone by the constant's inverse modulo 2^64.
+constexpr uint64_t inverse_mod64(uint64_t a) {
+  uint64_t y = a;  // Newton's iteration doubles the correct low bits: 3, 6, 12, 24, 48, 96
+  for (int i = 0; i < 5; ++i) y *= 2 - a * y;
+  return y;
+}
+static_assert(inverse_mod64(0xff51afd7ed558ccdULL) * 0xff51afd7ed558ccdULL == 1);
+static_assert(inverse_mod64(0xc4ceb9fe1a85ec53ULL) * 0xc4ceb9fe1a85ec53ULL == 1);
+uint64_t unfmix64(uint64_t k) {
+  k ^= k >> 33;
+  k *= inverse_mod64(0xc4ceb9fe1a85ec53ULL);
+  k ^= k >> 33;
+  k *= inverse_mod64(0xff51afd7ed558ccdULL);
+  k ^= k >> 33;
+  return k;
+}
+
+// Reorders v so that values with equal top `bits` bits are adjacent, in ascending order
+// of those bits (one counting pass, then in-place cycles: no second array).
+void group_by_top_bits(std::vector<uint64_t>& v, int bits) {
+  if (bits <= 0 || v.size() < 2) return;
+  const int shift = 64 - bits;
+  std::vector<size_t> next(size_t{1} << bits, 0), end(size_t{1} << bits);
+  for (uint64_t x : v) ++next[x >> shift];
+  size_t sum = 0;
+  for (size_t b = 0; b < next.size(); ++b) {
+    const size_t c = next[b];
+    next[b] = sum;
+    sum += c;
+    end[b] = sum;
+  }
+  for (size_t b = 0; b < next.size(); ++b) {
+    while (next[b] < end[b]) {
+      uint64_t x = v[next[b]];
+      size_t t = x >> shift;
+      while (t != b) {  // carry x to its bucket, picking up what was there
+        std::swap(x, v[next[t]++]);
+        t = x >> shift;
+      }
+      v[next[b]++] = x;
+    }
+  }
+}
+
+int lane_of(unsigned w) { return w == 8 ? 1 : w == 16 ? 2 : w == 32 ? 4 : 0; }
+
+// Native widths: the plain array; others: the packed bits in whole words, then a zero
+// word (so every slot can be read with one 8-byte load).
+uint64_t payload_bytes_for(uint64_t slots, unsigned w) {
+  if (slots == 0) return 0;
+  const int lane = lane_of(w);
+  if (lane) return slots * static_cast<uint64_t>(lane);
+  return (slots * w + 63) / 64 * 8 + 8;
+}
+
+void check_options(const BinaryFuseOptions& o) {
+  if (o.arity != 3 && o.arity != 4)
+    throw Error(Errc::invalid_argument, "binary fuse filter: arity must be 3 or 4, not " + std::to_string(o.arity));
+  if (o.fingerprint_bits < 1 || o.fingerprint_bits > 32)
+    throw Error(Errc::invalid_argument, "binary fuse filter: fingerprint bits must be 1 to 32, not " +
+                                            std::to_string(o.fingerprint_bits));
+}
+
+}  // namespace
+
+struct BinaryFuseFilter::Storage {
+  std::unique_ptr<uint64_t[], FreeDeleter> owned;  // an aligned copy of the file (load, build)
+  MappedFile mapped;                               // or the mapping (open)
+  std::span<const std::byte> file;
+  bool is_mapped = false;
+
+  static std::shared_ptr<Storage> allocate(size_t size) {
+    auto s = std::make_shared<Storage>();
+    // Lookups read 3 or 4 random slots: a large array on 2 MiB pages misses the TLB
+    // far less.
+    const size_t words = std::max<size_t>((size + 7) / 8, 1);
+    void* mem = nullptr;
+    if (words * 8 >= detail::kHugeThreshold) {
+      const size_t bytes = (words * 8 + detail::kHugePage - 1) & ~(detail::kHugePage - 1);
+      mem = std::aligned_alloc(detail::kHugePage, bytes);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+      if (mem) (void)::madvise(mem, bytes, MADV_HUGEPAGE);
+#endif
+    } else {
+      mem = std::malloc(words * 8);
+    }
+    if (!mem) throw std::bad_alloc();
+    s->owned.reset(static_cast<uint64_t*>(mem));
+    s->owned[words - 1] = 0;
+    s->file = {reinterpret_cast<const std::byte*>(mem), size};
+    return s;
+  }
+};
+
+BinaryFuseFilter::BinaryFuseFilter() : BinaryFuseFilter(build_hashes({}, {})) {}
+
+uint64_t BinaryFuseFilter::unmix(uint64_t x) noexcept { return unfmix64(x); }
+
+unsigned BinaryFuseFilter::bits_for_fpp(double fpp) {
+  if (!(fpp > 0 && fpp < 1))
+    throw Error(Errc::invalid_argument, "binary fuse filter: the false-positive rate must be in (0, 1)");
+  const double bits = std::ceil(std::log2(1.0 / fpp) - 1e-9);
+  return static_cast<unsigned>(std::clamp(bits, 1.0, 32.0));
+}
+
+uint64_t BinaryFuseFilter::slots_for(uint64_t n, unsigned arity) { return layout_for(n, arity).slots; }
+
+unsigned BinaryFuseFilter::best_arity(uint64_t n) { return slots_for(n, 4) < slots_for(n, 3) ? 4 : 3; }
+
+double BinaryFuseFilter::expected_fpp() const noexcept { return n_ == 0 ? 0.0 : std::ldexp(1.0, -static_cast<int>(width_)); }
+
+std::span<const std::byte> BinaryFuseFilter::bytes() const noexcept { return storage_->file; }
+bool BinaryFuseFilter::is_mapped() const noexcept { return storage_->is_mapped; }
+
+std::vector<std::byte> BinaryFuseFilter::serialize() const {
+  const auto b = bytes();
+  return {b.begin(), b.end()};
+}
+
+BinaryFuseFilter BinaryFuseFilter::build_owned(std::vector<uint64_t>& hashes, const Options& options) {
+  return build_impl(hashes, &hashes, options);
+}
+
+BinaryFuseFilter BinaryFuseFilter::build_hashes(std::span<const uint64_t> hashes, const Options& options) {
+  return build_impl(hashes, nullptr, options);
+}
+
+BinaryFuseFilter BinaryFuseFilter::build_impl(std::span<const uint64_t> keys, std::vector<uint64_t>* owned,
+                                              const Options& options) {
+  check_options(options);
+  const unsigned arity = options.arity, w = options.fingerprint_bits;
+  // The keys' hashes, ours to reorder: each try replaces them by their mixed values
+  // (mix() is a bijection, undone by unmix()) and groups those by their first slot.
+  std::vector<uint64_t> copy;
+  if (!owned) copy.assign(keys.begin(), keys.end());
+  std::vector<uint64_t>& xs = owned ? *owned : copy;
+  bool deduplicated = false, mixed = false;
+  Layout layout = layout_for(xs.size(), arity);
+  if (layout.slots > kMaxSlots)
+    throw Error(Errc::too_large, "binary fuse filter: " + std::to_string(xs.size()) +
+                                     " keys need more than 2^32 - 1 slots");
+
+  BinaryFuseFilter f{Raw{}};  // the query side's fields, for positions() and fingerprint()
+  f.arity_ = arity;
+  f.width_ = w;
+  f.fp_mask_ = (uint64_t{1} << w) - 1;
+  f.lane_ = lane_of(w);
+
+  // Large arrays on 2 MiB pages, for the random accesses of the peeling.
+  std::vector<uint8_t, detail::HugePageAllocator<uint8_t>> count;  // per slot: keys << 2 | XOR of position indices
+  std::vector<uint64_t, detail::HugePageAllocator<uint64_t>> xors;  // per slot: XOR of the keys' mixed hashes
+  std::vector<uint32_t, detail::HugePageAllocator<uint32_t>> order;  // the slots in peeling order
+  uint64_t seed_state = options.seed;
+  for (unsigned attempt = 0;; ++attempt) {
+    if (attempt == kMaxSeeds)
+      throw Error(Errc::invalid_argument, "binary fuse filter: no construction seed peeled " + std::to_string(xs.size()) +
+                                     " keys in " + std::to_string(kMaxSeeds) + " tries");
+    const uint64_t n = xs.size();
+    const uint64_t previous_seed = f.seed_;
+    f.seed_ = detail::splitmix64(seed_state += 0x9E3779B97F4A7C15ULL);
+    for (uint64_t& v : xs) v = f.mix(mixed ? unmix(v) - previous_seed : v);
+    mixed = true;
+    f.seg_len_ = layout.seg_len;
+    f.seg_mask_ = layout.seg_len - 1;
+    f.seg_count_ = layout.seg_count;
+    f.count_len_ = layout.seg_count * layout.seg_len;
+    f.slots_ = layout.slots;
+    f.n_ = n;
+    const size_t slots = layout.slots;
+    // In order of their first slot (x's top bits), keys touch a window of a few
+    // segments at a time instead of the whole array.
+    if (layout.seg_count > 8) group_by_top_bits(xs, std::min(16, static_cast<int>(std::bit_width(layout.seg_count - 1))));
+    count.assign(slots, 0);
+    xors.assign(slots, 0);
+    order.resize(n);
+
+    bool overflow = false;
+    uint64_t p[4];
+    for (const uint64_t x : xs) {
+      f.positions(x, p);
+      for (unsigned j = 0; j < arity; ++j) {
+        const uint8_t c = count[p[j]];
+        overflow |= c >= 252;
+        count[p[j]] = static_cast<uint8_t>((c + 4) ^ j);
+        xors[p[j]] ^= x;
+      }
+    }
+    size_t top = 0;
+    if (!overflow) {
+      // Peel: a slot with one key gives it that key; the key leaves its other slots,
+      // whose counts are looked at right after (from the order, used as the queue).
+      auto peel = [&](uint64_t s) {
+        if ((count[s] >> 2) != 1 || top == n) return;
+        const uint64_t x = xors[s];
+        const unsigned j = count[s] & 3;
+        order[top++] = static_cast<uint32_t>(s);
+        count[s] = static_cast<uint8_t>(j);  // no key left; the index stays for the fill
+        uint64_t q[4];
+        f.positions(x, q);
+        for (unsigned m = 0; m < arity; ++m) {
+          if (m == j) continue;
+          count[q[m]] = static_cast<uint8_t>((count[q[m]] - 4) ^ m);
+          xors[q[m]] ^= x;
+        }
+      };
+      size_t head = 0;
+      for (size_t s = 0; s < slots && top < n; ++s) {
+        peel(s);
+        while (head < top) {
+          const uint64_t x = xors[order[head++]];
+          uint64_t q[4];
+          f.positions(x, q);
+          for (unsigned m = 0; m < arity; ++m) peel(q[m]);
+        }
+      }
+    }
+    if (top == n) break;
+    if (!deduplicated) {
+      // Equal hashes (equal mixed values) never peel: sort once, drop repeats, and lay
+      // the array out anew.
+      deduplicated = true;
+      std::sort(xs.begin(), xs.end());
+      xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+      layout = layout_for(xs.size(), arity);
+    }
+  }
+  // The peeling state is all the fill needs: free what it does not before allocating.
+  std::vector<uint64_t>().swap(xs);
+
+  // The params (docs/format.md), written field by field into their fixed 40 bytes.
+  std::array<std::byte, kParamsSize> params{};
+  const uint32_t hasher_id = Xxh3Hasher::id, seg_len32 = static_cast<uint32_t>(f.seg_len_),
+                 seg_count32 = static_cast<uint32_t>(f.seg_count_);
+  std::memcpy(params.data(), &hasher_id, 4);
+  params[4] = std::byte{static_cast<uint8_t>(arity)};
+  params[5] = std::byte{static_cast<uint8_t>(w)};
+  detail::store_le64(params.data() + 8, options.seed);
+  detail::store_le64(params.data() + 16, f.seed_);
+  detail::store_le64(params.data() + 24, f.n_);
+  std::memcpy(params.data() + 32, &seg_len32, 4);
+  std::memcpy(params.data() + 36, &seg_count32, 4);
+  const uint64_t payload_len = payload_bytes_for(f.slots_, w);
+  auto storage = Storage::allocate(container_size(params.size(), payload_len));
+  const std::span<std::byte> file(reinterpret_cast<std::byte*>(storage->owned.get()), storage->file.size());
+  write_container_to(file, Kind::binary_fuse, params, payload_len, [&](std::span<std::byte> payload) {
+    if (payload.empty()) return;
+    std::memset(payload.data(), 0, payload.size());
+    f.fp_ = payload.data();
+    std::byte* const out = payload.data();
+    // In reverse peeling order each key's slot is the last of its slots to be set.
+    for (size_t k = f.n_; k-- > 0;) {
+      const uint32_t s = order[k];
+      const uint64_t x = xors[s];
+      const unsigned j = count[s] & 3;
+      uint64_t q[4];
+      f.positions(x, q);
+      uint64_t v = f.fingerprint(x);
+      for (unsigned m = 0; m < arity; ++m) {
+        if (m == j) continue;
+        switch (f.lane_) {
+          case 1: v ^= f.slot<1>(q[m]); break;
+          case 2: v ^= f.slot<2>(q[m]); break;
+          case 4: v ^= f.slot<4>(q[m]); break;
+          default: v ^= f.slot<0>(q[m]); break;
+        }
+      }
+      switch (f.lane_) {
+        case 1: out[s] = std::byte{static_cast<uint8_t>(v)}; break;
+        case 2: {
+          const uint16_t v16 = static_cast<uint16_t>(v);
+          std::memcpy(out + 2 * uint64_t{s}, &v16, 2);
+          break;
+        }
+        case 4: {
+          const uint32_t v32 = static_cast<uint32_t>(v);
+          std::memcpy(out + 4 * uint64_t{s}, &v32, 4);
+          break;
+        }
+        default: {
+          const uint64_t bit = uint64_t{s} * w;
+          uint64_t word;
+          std::memcpy(&word, out + (bit >> 3), 8);
+          word |= v << (bit & 7);
+          std::memcpy(out + (bit >> 3), &word, 8);
+        }
+      }
+    }
+  });
+  return from_storage(std::move(storage), false);
+}
+
+BinaryFuseFilter BinaryFuseFilter::load(std::span<const std::byte> file) {
+  auto s = Storage::allocate(file.size());
+  if (!file.empty()) std::memcpy(s->owned.get(), file.data(), file.size());
+  return from_storage(std::move(s), true);
+}
+
+BinaryFuseFilter BinaryFuseFilter::open(const std::string& path, bool verify_checksum) {
+  auto s = std::make_shared<Storage>();
+  s->mapped = MappedFile(path);
+  s->file = s->mapped.bytes();
+  s->is_mapped = true;
+  try {
+    return from_storage(std::move(s), verify_checksum);
+  } catch (const Error& e) {
+    throw Error(e.code(), path + ": " + e.what());
+  }
+}
+
+BinaryFuseFilter BinaryFuseFilter::from_storage(std::shared_ptr<const Storage> storage, bool verify_checksum) {
+  const Container c = parse_container(storage->file, Kind::binary_fuse, verify_checksum);
+  auto corrupt = [](const std::string& m) { return Error(Errc::corrupt, "binary fuse filter: " + m); };
+  detail::ByteReader r(c.params, "binary fuse filter params");
+  const uint32_t hasher = r.u32();
+  const unsigned arity = r.u8();
+  const unsigned w = r.u8();
+  const uint16_t reserved = r.u16();
+  BinaryFuseFilter f{Raw{}};
+  f.hash_seed_ = r.u64();
+  f.seed_ = r.u64();
+  f.n_ = r.u64();
+  f.seg_len_ = r.u32();
+  f.seg_count_ = r.u32();
+  r.expect_end();
+  if (hasher != Xxh3Hasher::id)
+    throw Error(Errc::unsupported, "binary fuse filter: hash function " + std::to_string(hasher) +
+                                       " is not supported (only XXH3-64, id 1)");
+  if (arity != 3 && arity != 4) throw corrupt("arity " + std::to_string(arity) + " (must be 3 or 4)");
+  if (w < 1 || w > 32) throw corrupt("fingerprint width " + std::to_string(w) + " (must be 1 to 32)");
+  if (reserved != 0) throw corrupt("reserved field is not zero");
+  if (f.seg_len_ == 0 || f.seg_len_ > kMaxSegmentLength || (f.seg_len_ & (f.seg_len_ - 1)) != 0)
+    throw corrupt("segment length " + std::to_string(f.seg_len_) + " (must be a power of two up to 2^18)");
+  // Both 32-bit fields: the products below stay far from overflowing.
+  f.slots_ = f.seg_count_ == 0 ? 0 : (f.seg_count_ + arity - 1) * f.seg_len_;
+  if (f.n_ > f.slots_)
+    throw corrupt(std::to_string(f.n_) + " keys in " + std::to_string(f.slots_) + " slots");
+  if ((f.n_ == 0) != (f.seg_count_ == 0)) throw corrupt("a key count of zero goes with zero segments, and only then");
+  const uint64_t expect = payload_bytes_for(f.slots_, w);
+  if (c.payload.size() != expect)
+    throw corrupt("payload of " + std::to_string(c.payload.size()) + " bytes, the layout needs " +
+                  std::to_string(expect));
+  f.arity_ = arity;
+  f.width_ = w;
+  f.fp_mask_ = (uint64_t{1} << w) - 1;
+  f.lane_ = lane_of(w);
+  f.seg_mask_ = f.seg_len_ - 1;
+  f.count_len_ = f.seg_count_ * f.seg_len_;
+  f.payload_bytes_ = c.payload.size();
+  f.fp_ = c.payload.data();
+  if (f.lane_ == 0 && expect > 0) {
+    // The bits after the last slot, and the read-ahead word, are zero.
+    const uint64_t used = f.slots_ * w;
+    for (uint64_t b = used; b < (expect - 8) * 8; ++b)
+      if ((std::to_integer<unsigned>(f.fp_[b >> 3]) >> (b & 7)) & 1) throw corrupt("non-zero bits after the last slot");
+    for (uint64_t i = expect - 8; i < expect; ++i)
+      if (f.fp_[i] != std::byte{0}) throw corrupt("non-zero padding after the slots");
+  }
+  f.storage_ = std::move(storage);
+  return f;
+}
+
+}  // namespace amq

@@ -1,0 +1,388 @@
+// BinaryFuseFilter: no false negatives at every width, arity and size (empty, one key,
+// repeats, 10^6 keys under several seeds), the false-positive rate, the layout's
+// size, the container (round trip, memory-mapped, every truncation and bit flip, and
+// hand-made hostile params), and the AnySet adapter and CLI.
+#include "amq/binary_fuse_filter.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "amq/any_set.hpp"
+#include "amq/error.hpp"
+#include "amq/file_io.hpp"
+#include "amq/format.hpp"
+#include "test_util.hpp"
+
+namespace amq {
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// 10^6 in Release, a tenth under the sanitizers (or when AMQ_SANITIZE is set).
+size_t big() {
+  const char* env = std::getenv("AMQ_SANITIZE");
+  const bool sanitize = kSanitized || (env && std::string(env) == "ON");
+  return sanitize ? 100'000 : 1'000'000;
+}
+
+std::vector<uint64_t> random_u64(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> v(n);
+  for (auto& x : v) x = rng();
+  return v;
+}
+
+BinaryFuseOptions opts(unsigned arity, unsigned bits, uint64_t seed = 0) {
+  BinaryFuseOptions o;
+  o.arity = arity;
+  o.fingerprint_bits = bits;
+  o.seed = seed;
+  return o;
+}
+
+TEST(BinaryFuseFilter, EmptyAndOneKey) {
+  const BinaryFuseFilter e;
+  EXPECT_TRUE(e.empty());
+  EXPECT_FALSE(e.contains("x"));
+  EXPECT_EQ(e.expected_fpp(), 0.0);
+  EXPECT_FALSE(BinaryFuseFilter::load(e.serialize()).contains("x"));
+  for (unsigned arity : {3u, 4u}) {
+    const std::vector<std::string> none;
+    const auto z = BinaryFuseFilter::build(none, opts(arity, 8));
+    EXPECT_EQ(z.size(), 0u);
+    EXPECT_EQ(z.size_in_bytes(), 0u);
+    EXPECT_FALSE(z.contains("a"));
+    const std::vector<std::string> one = {"only"};
+    const auto f = BinaryFuseFilter::build(one, opts(arity, 16));
+    EXPECT_EQ(f.size(), 1u);
+    EXPECT_TRUE(f.contains("only"));
+    EXPECT_LE(f.slot_count(), 4u * arity);  // one segment a position: a few dozen bytes
+  }
+}
+
+TEST(BinaryFuseFilter, EveryWidthArityAndSmallSize) {
+  // Sizes 2..1000 (all of 2..40, then a spread), every width, both arities.
+  std::vector<size_t> sizes;
+  for (size_t n = 2; n <= 40; ++n) sizes.push_back(n);
+  for (size_t n : {50, 64, 99, 128, 200, 255, 256, 257, 400, 511, 777, 1000}) sizes.push_back(n);
+  for (unsigned arity : {3u, 4u})
+    for (unsigned w = 1; w <= 32; ++w)
+      for (size_t n : sizes) {
+        const auto keys = random_u64(n, n * 131 + w);
+        const auto f = BinaryFuseFilter::build(keys, opts(arity, w, n));
+        ASSERT_EQ(f.size(), n);
+        ASSERT_EQ(f.fingerprint_bits(), w);
+        for (uint64_t k : keys) ASSERT_TRUE(f.contains(k)) << "n=" << n << " w=" << w << " arity=" << arity;
+        // Packed or not, the stored form answers the same.
+        if (n % 7 == 0) {
+          const auto g = BinaryFuseFilter::load(f.serialize());
+          for (uint64_t k : keys) ASSERT_TRUE(g.contains(k));
+        }
+      }
+}
+
+TEST(BinaryFuseFilter, NoFalseNegativesManyKeysSeveralSeeds) {
+  const size_t n = big();
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    const auto keys = random_u64(n, seed);
+    for (unsigned arity : {3u, 4u}) {
+      const auto f = BinaryFuseFilter::build(keys, opts(arity, seed == 2 ? 16 : 8, seed));
+      size_t missing = 0;
+      for (uint64_t k : keys) missing += !f.contains(k);
+      EXPECT_EQ(missing, 0u);
+      std::unique_ptr<bool[]> out(new bool[keys.size()]);
+      EXPECT_EQ(f.contains_many(keys, std::span<bool>(out.get(), keys.size())), keys.size());
+    }
+  }
+}
+
+// Beyond kPrefetchBytes contains_many takes its prefetching path: the same answers
+// as contains, present and absent keys alike, for every lane kind.
+TEST(BinaryFuseFilter, ContainsManyPrefetchedMatchesContains) {
+  for (unsigned w : {32u, 21u}) {
+    const size_t n = BinaryFuseFilter::kPrefetchBytes * 8 / w + 1000;  // just past the threshold
+    const auto keys = random_u64(n, w);
+    const auto f = BinaryFuseFilter::build(keys, opts(4, w));
+    ASSERT_GE(f.size_in_bytes(), BinaryFuseFilter::kPrefetchBytes);
+    std::vector<uint64_t> probe(keys.begin(), keys.begin() + 5000);
+    for (int i = 0; i < 5000; ++i) probe.push_back(keys[i] ^ 1);
+    std::unique_ptr<bool[]> out(new bool[probe.size()]);
+    const size_t found = f.contains_many(probe, std::span<bool>(out.get(), probe.size()));
+    size_t expect = 0;
+    for (size_t i = 0; i < probe.size(); ++i) {
+      ASSERT_EQ(out[i], f.contains(probe[i])) << i;
+      expect += out[i];
+      if (i < 5000) {
+        ASSERT_TRUE(out[i]);
+      }
+    }
+    EXPECT_EQ(found, expect);
+  }
+}
+
+TEST(BinaryFuseFilter, DuplicatesAreDropped) {
+  auto keys = random_u64(5000, 9);
+  std::vector<uint64_t> with = keys;
+  with.insert(with.end(), keys.begin(), keys.begin() + 2000);  // repeats
+  for (int i = 0; i < 50; ++i) with.push_back(keys[7]);        // many copies of one key
+  std::shuffle(with.begin(), with.end(), std::mt19937_64(4));
+  for (unsigned arity : {3u, 4u}) {
+    const auto f = BinaryFuseFilter::build(with, opts(arity, 8));
+    EXPECT_EQ(f.size(), keys.size());
+    for (uint64_t k : keys) ASSERT_TRUE(f.contains(k));
+    // From hashes too (the caller's span is copied, not sorted).
+    std::vector<uint64_t> hashes = {5, 5, 5, 6, 6, 1};
+    const auto g = BinaryFuseFilter::build_hashes(hashes, opts(arity, 12));
+    EXPECT_EQ(g.size(), 3u);
+    EXPECT_EQ(hashes, (std::vector<uint64_t>{5, 5, 5, 6, 6, 1}));
+    for (uint64_t h : hashes) EXPECT_TRUE(g.contains_hash(h));
+    // All copies of one key.
+    const std::vector<std::string> same(100, "same");
+    const auto s = BinaryFuseFilter::build(same, opts(arity, 8));
+    EXPECT_EQ(s.size(), 1u);
+    EXPECT_TRUE(s.contains("same"));
+  }
+}
+
+TEST(BinaryFuseFilter, FalsePositiveRateAndSpace) {
+  const size_t n = big();
+  const auto keys = random_u64(n, 11);
+  const auto absent = random_u64(n, 12);  // 64-bit random: disjoint from keys in practice
+  for (unsigned w : {8u, 16u})
+    for (unsigned arity : {3u, 4u}) {
+      const auto f = BinaryFuseFilter::build(keys, opts(arity, w));
+      size_t fp = 0;
+      for (uint64_t k : absent) fp += f.contains(k);
+      const double eps = std::ldexp(1.0, -static_cast<int>(w));
+      EXPECT_EQ(f.expected_fpp(), eps);
+      // Mean n·ε; allow five standard deviations (and a few hits at 16 bits).
+      const double mean = static_cast<double>(n) * eps;
+      EXPECT_LE(static_cast<double>(fp), mean + 5 * std::sqrt(mean) + 3) << "w=" << w << " arity=" << arity;
+      EXPECT_GE(static_cast<double>(fp), mean - 5 * std::sqrt(mean) - 1);
+      const double bits = 8.0 * static_cast<double>(f.size_in_bytes()) / static_cast<double>(n);
+      // The paper's size factor for n (1.125 / 1.075 from n ~ 10^6 on), and up to two
+      // segments of rounding.
+      const double ln = std::log(static_cast<double>(n));
+      const double factor = arity == 3 ? std::max(1.125, 0.875 + 0.25 * std::log(1e6) / ln)
+                                       : std::max(1.075, 0.77 + 0.305 * std::log(600000.0) / ln);
+      const double slack = 2.0 * static_cast<double>(f.segment_length()) / static_cast<double>(n);
+      EXPECT_LE(bits, (factor + slack) * w) << "w=" << w << " arity=" << arity;
+      if (n >= 1'000'000) {
+        EXPECT_LE(bits, (arity == 3 ? 1.135 : 1.085) * w) << "w=" << w << " arity=" << arity;
+      }
+    }
+}
+
+TEST(BinaryFuseFilter, LayoutAndWidthChoice) {
+  EXPECT_EQ(BinaryFuseFilter::bits_for_fpp(0.01), 7u);
+  EXPECT_EQ(BinaryFuseFilter::bits_for_fpp(1.0 / 256), 8u);
+  EXPECT_EQ(BinaryFuseFilter::bits_for_fpp(0.004), 8u);
+  EXPECT_EQ(BinaryFuseFilter::bits_for_fpp(0.5), 1u);
+  EXPECT_EQ(BinaryFuseFilter::bits_for_fpp(1e-30), 32u);
+  EXPECT_THROW(BinaryFuseFilter::bits_for_fpp(0), Error);
+  EXPECT_THROW(BinaryFuseFilter::bits_for_fpp(1), Error);
+  // Large sets: 4-wise is smaller; tiny ones are not wasteful.
+  EXPECT_EQ(BinaryFuseFilter::best_arity(10'000'000), 4u);
+  EXPECT_LE(BinaryFuseFilter::slots_for(10, 3), 64u);
+  EXPECT_LE(BinaryFuseFilter::slots_for(1000, 3), 1500u);
+  EXPECT_LE(BinaryFuseFilter::slots_for(10'000'000, 3), 11'300'000u);
+  EXPECT_LE(BinaryFuseFilter::slots_for(10'000'000, 4), 10'800'000u);
+  EXPECT_EQ(test::code_of([] { (void)BinaryFuseFilter::build(std::vector<uint64_t>{1}, opts(5, 8)); }),
+            Errc::invalid_argument);
+  EXPECT_EQ(test::code_of([] { (void)BinaryFuseFilter::build(std::vector<uint64_t>{1}, opts(3, 0)); }),
+            Errc::invalid_argument);
+  EXPECT_EQ(test::code_of([] { (void)BinaryFuseFilter::build(std::vector<uint64_t>{1}, opts(3, 33)); }),
+            Errc::invalid_argument);
+}
+
+TEST(BinaryFuseFilter, RoundTripAndMappedFile) {
+  const auto keys = test::random_keys(3000, 5);
+  test::TempDir dir;
+  for (unsigned w : {5u, 8u, 16u, 32u}) {
+    const auto f = BinaryFuseFilter::build(keys, opts(w == 5 ? 4 : 3, w, 77));
+    const auto file = f.serialize();
+    EXPECT_EQ(container_kind(file), Kind::binary_fuse);
+    const auto g = BinaryFuseFilter::load(file);
+    EXPECT_EQ(g.serialize(), file);
+    EXPECT_EQ(g.hash_seed(), 77u);
+    EXPECT_FALSE(g.is_mapped());
+    const std::string path = dir.file("f" + std::to_string(w) + ".amq");
+    write_file_atomic(path, file);
+    const auto m = BinaryFuseFilter::open(path);
+    EXPECT_TRUE(m.is_mapped());
+    EXPECT_EQ(m.size(), f.size());
+    for (const auto& k : keys) {
+      ASSERT_TRUE(g.contains(k));
+      ASSERT_TRUE(m.contains(k));
+    }
+    for (int i = 0; i < 2000; ++i) {
+      const std::string probe = "absent-" + std::to_string(i);
+      ASSERT_EQ(m.contains(probe), f.contains(probe));
+    }
+  }
+  EXPECT_EQ(test::code_of([&] { (void)BinaryFuseFilter::open(dir.file("missing.amq")); }), Errc::not_found);
+}
+
+TEST(BinaryFuseFilter, EveryTruncationAndBitFlip) {
+  for (unsigned w : {8u, 7u}) {
+    const auto keys = test::random_keys(40, w);
+    const auto file = BinaryFuseFilter::build(keys, opts(3, w)).serialize();
+    for (size_t len = 0; len < file.size(); ++len)
+      EXPECT_THROW((void)BinaryFuseFilter::load(std::span(file).first(len)), Error) << len;
+    for (size_t bit = 0; bit < file.size() * 8; ++bit) {
+      auto bad = file;
+      bad[bit / 8] ^= std::byte{static_cast<uint8_t>(1u << (bit % 8))};
+      try {
+        const auto f = BinaryFuseFilter::load(bad);
+        for (const auto& k : keys) ASSERT_TRUE(f.contains(k)) << "bit " << bit;
+      } catch (const Error&) {
+      }
+    }
+  }
+}
+
+// Params written by hand and wrapped in a valid container: the loader's own checks.
+TEST(BinaryFuseFilter, HostileParams) {
+  auto params = [](uint32_t hasher, uint8_t arity, uint8_t w, uint16_t reserved, uint64_t n, uint32_t seg_len,
+                   uint32_t seg_count) {
+    std::vector<std::byte> p(40);
+    std::memcpy(p.data(), &hasher, 4);
+    p[4] = std::byte{arity};
+    p[5] = std::byte{w};
+    std::memcpy(p.data() + 6, &reserved, 2);
+    std::memcpy(p.data() + 24, &n, 8);
+    std::memcpy(p.data() + 32, &seg_len, 4);
+    std::memcpy(p.data() + 36, &seg_count, 4);
+    return p;
+  };
+  auto load = [](const std::vector<std::byte>& p, size_t payload) {
+    const std::vector<std::byte> zeros(payload);
+    return test::code_of([&] { (void)BinaryFuseFilter::load(write_container(Kind::binary_fuse, p, zeros)); });
+  };
+  // A valid one: 1 key, 3-wise, 8 bits, segments of 4, one segment: 12 slots.
+  const auto good = params(1, 3, 8, 0, 1, 4, 1);
+  EXPECT_NO_THROW(BinaryFuseFilter::load(write_container(Kind::binary_fuse, good, std::vector<std::byte>(12))));
+  EXPECT_EQ(load(good, 11), Errc::corrupt);
+  EXPECT_EQ(load(good, 13), Errc::corrupt);
+  EXPECT_EQ(load(params(2, 3, 8, 0, 1, 4, 1), 12), Errc::unsupported);
+  EXPECT_EQ(load(params(1, 2, 8, 0, 1, 4, 1), 12), Errc::corrupt);
+  EXPECT_EQ(load(params(1, 5, 8, 0, 1, 4, 1), 12), Errc::corrupt);
+  EXPECT_EQ(load(params(1, 3, 0, 0, 1, 4, 1), 12), Errc::corrupt);
+  EXPECT_EQ(load(params(1, 3, 33, 0, 1, 4, 1), 12), Errc::corrupt);
+  EXPECT_EQ(load(params(1, 3, 8, 1, 1, 4, 1), 12), Errc::corrupt);
+  EXPECT_EQ(load(params(1, 3, 8, 0, 1, 6, 1), 18), Errc::corrupt);          // not a power of two
+  EXPECT_EQ(load(params(1, 3, 8, 0, 1, 1u << 19, 1), 3u << 19), Errc::corrupt);  // beyond 2^18
+  EXPECT_EQ(load(params(1, 3, 8, 0, 1, 0, 1), 0), Errc::corrupt);
+  EXPECT_EQ(load(params(1, 3, 8, 0, 13, 4, 1), 12), Errc::corrupt);         // more keys than slots
+  EXPECT_EQ(load(params(1, 3, 8, 0, 0, 4, 1), 12), Errc::corrupt);          // no keys, a segment
+  EXPECT_EQ(load(params(1, 3, 8, 0, 1, 4, 0), 0), Errc::corrupt);           // keys, no segment
+  // Huge counts do not allocate: the payload size is checked first.
+  EXPECT_EQ(load(params(1, 4, 32, 0, ~uint64_t{0}, 1u << 18, ~uint32_t{0}), 16), Errc::corrupt);
+  // Packed widths: 12 slots of 7 bits are 84 bits: two words and the zero word.
+  const auto packed = params(1, 3, 7, 0, 1, 4, 1);
+  EXPECT_NO_THROW(BinaryFuseFilter::load(write_container(Kind::binary_fuse, packed, std::vector<std::byte>(24))));
+  auto stray = std::vector<std::byte>(24);
+  stray[11] = std::byte{0x80};  // bit 95, past the 84th
+  EXPECT_EQ(test::code_of([&] { (void)BinaryFuseFilter::load(write_container(Kind::binary_fuse, packed, stray)); }),
+            Errc::corrupt);
+  stray = std::vector<std::byte>(24);
+  stray[20] = std::byte{1};  // the read-ahead word
+  EXPECT_EQ(test::code_of([&] { (void)BinaryFuseFilter::load(write_container(Kind::binary_fuse, packed, stray)); }),
+            Errc::corrupt);
+  EXPECT_EQ(load(std::vector<std::byte>(good.begin(), good.end() - 1), 12), Errc::truncated);
+  auto longer = good;
+  longer.push_back(std::byte{0});
+  EXPECT_EQ(load(longer, 12), Errc::corrupt);
+  EXPECT_EQ(test::code_of([] { (void)BinaryFuseFilter::load(write_container(Kind::bloom, {}, {})); }),
+            Errc::wrong_kind);
+}
+
+TEST(BinaryFuseFilter, AnySetKindWalk) {
+  const auto keys = test::random_keys(2000, 21);
+  std::vector<Bytes> views;
+  for (const auto& k : keys) views.push_back(as_bytes(k));
+  views.push_back(as_bytes(keys[0]));  // a repeat
+  BuildOptions o;
+  o.fpp = 0.001;
+  auto set = build_set(Kind::binary_fuse, o, views);
+  EXPECT_EQ(set->kind(), Kind::binary_fuse);
+  EXPECT_FALSE(set->is_dynamic());
+  EXPECT_THROW(set->insert(as_bytes("x")), Error);
+  SetInfo i = set->info();
+  EXPECT_EQ(i.items, keys.size());
+  EXPECT_EQ(i.fpp_expected, 1.0 / 1024);
+  const auto param = [](const SetInfo& info, const std::string& name) {
+    for (const auto& [k, v] : info.params)
+      if (k == name) return v;
+    return std::string("(missing)");
+  };
+  EXPECT_EQ(param(i, "arity"), std::to_string(BinaryFuseFilter::best_arity(keys.size())));
+  EXPECT_EQ(param(i, "fingerprint_bits"), "10");
+  EXPECT_EQ(i.bytes, set->serialize().size());
+  test::TempDir dir;
+  set->write_to([&](std::span<const std::byte> b) { write_file_atomic(dir.file("f.amq"), b); });
+  auto loaded = load_set(read_file(dir.file("f.amq")));
+  auto opened = open_set(dir.file("f.amq"));
+  EXPECT_EQ(opened->info().params.back(), (std::pair<std::string, std::string>{"mapped", "yes"}));
+  std::unique_ptr<bool[]> out(new bool[views.size()]);
+  EXPECT_EQ(opened->contains_many(views, std::span<bool>(out.get(), views.size())), views.size());
+  for (Bytes k : views) {
+    ASSERT_TRUE(loaded->contains(k));
+    ASSERT_TRUE(opened->contains(k));
+  }
+  o.extra = {{"fingerprint-bits", "16"}, {"arity", "4"}};
+  i = build_set(Kind::binary_fuse, o, views)->info();
+  EXPECT_EQ(param(i, "arity"), "4");
+  EXPECT_EQ(param(i, "fingerprint_bits"), "16");
+  o.extra = {{"arity", "5"}};
+  EXPECT_EQ(test::code_of([&] { (void)build_set(Kind::binary_fuse, o, views); }), Errc::invalid_argument);
+  o.extra = {{"fingerprint-bits", "x"}};
+  EXPECT_EQ(test::code_of([&] { (void)build_set(Kind::binary_fuse, o, views); }), Errc::invalid_argument);
+  o.extra = {{"bucket-size", "4"}};
+  EXPECT_EQ(test::code_of([&] { (void)build_set(Kind::binary_fuse, o, views); }), Errc::invalid_argument);
+  EXPECT_EQ(kind_from_name("binary-fuse"), Kind::binary_fuse);
+}
+
+#ifdef AMQ_CLI
+TEST(BinaryFuseCli, BuildQueryInfo) {
+  test::TempDir dir;
+  const std::string f = dir.file("f.amq");
+  const std::string amq = "'" + test::cli() + "'";
+  auto r = test::run(amq + " build -t binary-fuse -p 0.0001 -o '" + f + "'", "pear\napple\nfig\napple\nkiwi\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = test::run(amq + " query '" + f + "' fig apple");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  r = test::run(amq + " info '" + f + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("binary-fuse"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fingerprint_bits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("14"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("segment_length"), std::string::npos) << r.out;
+  r = test::run(amq + " build -t binary-fuse --arity 4 --fingerprint-bits 12 -o '" + f + "'", "a\nb\nc\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = test::run(amq + " info '" + f + "'");
+  EXPECT_NE(r.out.find("arity"), std::string::npos) << r.out;
+  r = test::run(amq + " build -t binary-fuse --arity 7 -o '" + f + "'", "a\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("amq: ", 0), 0u) << r.err;
+}
+#endif
+
+}  // namespace
+}  // namespace amq
