@@ -55,5 +55,8 @@ std::unique_ptr<AnySet> load_gcs_outside(std::span<const std::byte> file, const 
 std::unique_ptr<AnySet> build_succinct(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_succinct(std::span<const std::byte> file);
 std::unique_ptr<AnySet> open_succinct(const std::string& path);  // memory-mapped
+std::unique_ptr<AnySet> build_ribbon(const BuildOptions&, std::span<const Bytes>);
+std::unique_ptr<AnySet> load_ribbon(std::span<const std::byte> file);
+std::unique_ptr<AnySet> open_ribbon(const std::string& path);  // memory-mapped
 
 }  // namespace amq::detail

@@ -72,6 +72,7 @@ std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::s
     case Kind::scalable_cuckoo: return detail::build_scalable_cuckoo(options, keys);
     case Kind::gcs: return detail::build_gcs(options, keys);
     case Kind::succinct: return detail::build_succinct(options, keys);
+    case Kind::ribbon: return detail::build_ribbon(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -110,6 +111,7 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
     case Kind::scalable_cuckoo: return detail::load_scalable_cuckoo(file);
     case Kind::gcs: return detail::load_gcs(file);
     case Kind::succinct: return detail::load_succinct(file);
+    case Kind::ribbon: return detail::load_ribbon(file);
     default: break;
   }
   throw Error(Errc::unsupported, "reading a " + std::string(kind_name(kind.value_or(Kind{}))) +
@@ -130,8 +132,10 @@ std::unique_ptr<AnySet> open_set(const std::string& path, const LoadOptions& opt
     if (std::filesystem::is_regular_file(path, ec)) {
       std::array<char, kContainerHeaderSize> head{};
       std::ifstream in(path, std::ios::binary);
-      if (in.read(head.data(), head.size()) && container_kind(std::as_bytes(std::span(head))) == Kind::succinct)
-        return detail::open_succinct(path);
+      const std::optional<Kind> kind =
+          in.read(head.data(), head.size()) ? container_kind(std::as_bytes(std::span(head))) : std::nullopt;
+      if (kind == Kind::succinct) return detail::open_succinct(path);
+      if (kind == Kind::ribbon) return detail::open_ribbon(path);
     }
   }
   return load_set(read_file(path), options);
