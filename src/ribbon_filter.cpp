@@ -5,6 +5,7 @@
 #include <string>
 
 #include "amq/detail/byte_io.hpp"
+#include "amq/detail/huge_pages.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
 #include "amq/format.hpp"
@@ -41,16 +42,33 @@ struct Slot {
   uint64_t lo, hi;  // the row's coefficients; lo == 0 only for an empty slot (bit 0 is set)
   uint64_t result;
 };
+using Band = std::vector<Slot, detail::HugePageAllocator<Slot>>;
+using Words = std::vector<uint64_t, detail::HugePageAllocator<uint64_t>>;
 
 // On-the-fly elimination of every key's row into the band. False when a row vanishes
 // with a non-zero result (this seed cannot hold the set).
-bool band_rows(std::span<const uint64_t> hashes, uint64_t mix, const Shape& sh, std::vector<Slot>& band,
+bool band_rows(std::span<const uint64_t> hashes, uint64_t mix, const Shape& sh, Band& band,
                uint64_t& redundant) {
   redundant = 0;
   const uint64_t lo_mask = sh.lower_cols >= 64 ? ~uint64_t{0} : (uint64_t{1} << sh.lower_cols) - 1;
   const uint64_t hi_mask = sh.lower_cols + 1 >= 64 ? ~uint64_t{0} : (uint64_t{1} << (sh.lower_cols + 1)) - 1;
-  for (uint64_t h : hashes) {
-    const RibbonFilter::Row row = RibbonFilter::make_row(h, mix, sh.blocks);
+  // Rows are made kAhead keys early and their first slot prefetched: the band is much
+  // larger than the caches, and a row's elimination then rarely waits for memory.
+  constexpr size_t kAhead = 16;
+  RibbonFilter::Row ring[kAhead];
+  const size_t n = hashes.size();
+  for (size_t i = 0; i < std::min(kAhead, n); ++i) {
+    ring[i] = RibbonFilter::make_row(hashes[i], mix, sh.blocks);
+    detail::prefetch(&band[ring[i].start]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const RibbonFilter::Row row = ring[i % kAhead];
+    if (i + kAhead < n) {
+      RibbonFilter::Row& next = ring[i % kAhead];
+      next = RibbonFilter::make_row(hashes[i + kAhead], mix, sh.blocks);
+      detail::prefetch(&band[next.start]);
+      detail::prefetch(&band[next.start] + 2);
+    }
     uint64_t s = row.start, lo = row.coeff_lo, hi = row.coeff_hi;
     uint64_t res = row.result & (s / 64 < sh.lower_blocks ? lo_mask : hi_mask);
     for (;;) {
@@ -101,7 +119,7 @@ RibbonFilter RibbonFilter::from_hashes(std::span<const uint64_t> hashes, double 
     throw Error(Errc::too_large, "ribbon filter: " + std::to_string(n) + " keys is too many (limit 2^44)");
   const uint64_t base =
       std::max<uint64_t>(3, static_cast<uint64_t>(std::ceil(static_cast<double>(n) * slot_factor(n) / 64)) + 2);
-  std::vector<Slot> band;
+  Band band;
   for (unsigned attempt = 0; attempt < kMaxAttempts; ++attempt) {
     // Past the fourth failure each attempt adds 1/16 of the slots (and a block).
     const uint64_t extra = attempt < 4 ? 0 : (attempt - 3) * (base / 16 + 1);
@@ -117,7 +135,7 @@ RibbonFilter RibbonFilter::from_hashes(std::span<const uint64_t> hashes, double 
     f.mix_ = mix;
     f.keys_ = n - redundant;
     f.set_shape(sh.blocks, sh.lower_blocks, sh.lower_cols);
-    auto words = std::make_shared<std::vector<uint64_t>>(f.num_words_);
+    auto words = std::make_shared<Words>(f.num_words_);
     // Back-substitution, last slot first. state[j] holds column j of the 64 slots from
     // the current one on (bit k: slot i + k), so a block's words are the states at its
     // first slot. Free slots take pseudo-random values.
@@ -148,7 +166,7 @@ RibbonFilter RibbonFilter::from_hashes(std::span<const uint64_t> hashes, double 
 
 size_t RibbonFilter::contains_many_hashes(std::span<const uint64_t> hashes, std::span<bool> out) const noexcept {
   constexpr size_t kB = detail::kBatch;
-  const bool pf = size_in_bytes() > detail::last_level_cache_bytes();
+  const bool pf = size_in_bytes() > detail::last_level_cache_bytes() / 4;
   size_t found = 0;
   for (size_t i = 0; i < hashes.size(); i += kB) {
     const size_t m = std::min(kB, hashes.size() - i);
@@ -249,7 +267,7 @@ RibbonFilter RibbonFilter::load(std::span<const std::byte> file) {
   f.mix_ = mix_of(p.ribbon_seed);
   f.keys_ = p.keys;
   f.set_shape(p.blocks, p.lower_blocks, p.lower_cols);
-  auto words = std::make_shared<std::vector<uint64_t>>(f.num_words_);
+  auto words = std::make_shared<Words>(f.num_words_);
   if (f.num_words_) std::memcpy(words->data(), p.payload.data(), p.payload.size());
   f.words_ = words->data();
   f.owner_ = std::move(words);

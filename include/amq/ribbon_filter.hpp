@@ -38,8 +38,10 @@
 //  * Width 128 rather than 64: 64-wide rows need ~10-12% spare slots to band a million
 //    keys with a good chance per seed, 128-wide ones ~5%, which is what brings the size
 //    within 8% of log2(1/fpp) bits a key; a lookup costs one more popcount per column.
-//  * contains_many hashes a batch and prefetches each key's words before testing them
-//    when the filter is larger than the last-level cache.
+//  * The solution lives in transparent huge pages when large (a lookup then costs its
+//    cache misses and no page walk). contains_many hashes a batch and prefetches each
+//    key's words before testing them when the filter is larger than a quarter of the
+//    last-level cache (which other cores share).
 //  * load() validates every field before allocating anything; open() memory-maps a file
 //    and answers from the mapping without copying (the payload is 8-aligned in the
 //    container). docs/format.md describes the bytes.
@@ -100,20 +102,21 @@ class RibbonFilter {
     const uint64_t* w0 = words_ + block_offset(b);
     const uint64_t* w1 = w0 + cols;
     const uint64_t* w2 = w1 + columns_of(b + 1);
-    uint64_t got = 0;
+    // Column by column, stopping at the first mismatch: an absent key is rejected after
+    // two columns on average.
     for (unsigned j = 0; j < cols; ++j) {
       const uint64_t lo = (w0[j] >> o) | ((w1[j] << 1) << (63 - o));
       const uint64_t hi = (w1[j] >> o) | ((w2[j] << 1) << (63 - o));
-      got |= static_cast<uint64_t>(std::popcount((lo & row.coeff_lo) ^ (hi & row.coeff_hi)) & 1) << j;
+      if ((std::popcount((lo & row.coeff_lo) ^ (hi & row.coeff_hi)) ^ (row.result >> j)) & 1) return false;
     }
-    return got == (row.result & column_mask(cols));
+    return true;
   }
 
   // Batched contains: out[i] = contains(keys[i]); returns how many are true.
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     constexpr size_t kB = detail::kBatch;
-    const bool pf = size_in_bytes() > detail::last_level_cache_bytes();
+    const bool pf = size_in_bytes() > detail::last_level_cache_bytes() / 4;
     const Xxh3Hasher hasher{.seed = seed_};
     uint64_t hs[kB];
     size_t found = 0;
@@ -175,7 +178,6 @@ class RibbonFilter {
  private:
   RibbonFilter() = default;
   static uint64_t mix_of(uint64_t ribbon_seed) noexcept { return detail::splitmix64(ribbon_seed ^ 0x5249424e); }
-  static uint64_t column_mask(unsigned cols) noexcept { return cols >= 64 ? ~uint64_t{0} : (uint64_t{1} << cols) - 1; }
   unsigned columns_of(uint64_t block) const noexcept { return lower_cols_ + (block >= lower_blocks_); }
   uint64_t block_offset(uint64_t block) const noexcept {
     return block * lower_cols_ + std::max(block, lower_blocks_) - lower_blocks_;
