@@ -108,6 +108,9 @@ void RibbonFilter::set_shape(uint64_t blocks, uint64_t lower_blocks, unsigned lo
   lower_blocks_ = lower_blocks;
   lower_cols_ = lower_cols;
   num_words_ = static_cast<size_t>(block_offset(blocks));
+  max_cols_ = lower_cols + (lower_blocks < blocks);
+  lower_mask_ = lower_cols == 0 ? 0 : ~uint64_t{0} >> (64 - lower_cols);
+  upper_mask_ = ~uint64_t{0} >> (63 - lower_cols);
 }
 
 RibbonFilter RibbonFilter::from_hashes(std::span<const uint64_t> hashes, double fpp, uint64_t seed) {
@@ -170,9 +173,12 @@ size_t RibbonFilter::contains_many_hashes(std::span<const uint64_t> hashes, std:
   size_t found = 0;
   for (size_t i = 0; i < hashes.size(); i += kB) {
     const size_t m = std::min(kB, hashes.size() - i);
-    if (pf)
-      for (size_t j = 0; j < m; ++j) prefetch_row(hashes[i + j]);
-    for (size_t j = 0; j < m; ++j) found += (out[i + j] = contains_hash(hashes[i + j]));
+    Row rows[kB];
+    for (size_t j = 0; j < m; ++j) {
+      rows[j] = row_of(hashes[i + j]);
+      if (pf) prefetch_row(rows[j]);
+    }
+    for (size_t j = 0; j < m; ++j) found += (out[i + j] = contains_row(rows[j]));
   }
   return found;
 }

@@ -168,6 +168,22 @@ TEST(RibbonFilter, FalsePositiveRateAndSizeWithinBounds) {
   }
 }
 
+TEST(RibbonFilter, VectorAndPortableLookupsAgree) {
+  for (double p : {0.3, 0.01, 0.003, 0.001, 1.0 / 65536, 1e-9}) {
+    const auto keys = u64_keys(3000, 61);
+    const auto f = RibbonFilter::build(keys, p);
+    std::vector<uint64_t> hashes;
+    for (uint64_t i = 0; i < 200'000; ++i) hashes.push_back(detail::splitmix64(i + 99));
+    for (uint64_t k : keys) hashes.push_back(Xxh3Hasher{}(KeyView(k).bytes()));
+    std::unique_ptr<bool[]> many(new bool[hashes.size()]);
+    f.contains_many_hashes(hashes, std::span<bool>(many.get(), hashes.size()));
+    for (size_t i = 0; i < hashes.size(); ++i) {
+      ASSERT_EQ(f.contains_hash(hashes[i]), f.contains_hash_portable(hashes[i])) << p << " " << i;
+      ASSERT_EQ(many[i], f.contains_hash(hashes[i]));
+    }
+  }
+}
+
 TEST(RibbonFilter, RejectsBadRates) {
   const std::vector<uint64_t> keys{1, 2};
   for (double p : {0.0, 1.0, -0.5, 2.0, std::nan(""), 1e-30})

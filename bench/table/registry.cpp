@@ -13,6 +13,7 @@ void run_all(const Options& options, const Sink& sink) {
       {"redis", bench_redis},
       {"gcs", bench_gcs},
       {"succinct", bench_succinct},
+      {"ribbon", bench_ribbon},
   };
   for (const auto& [name, fn] : benches) {
     if (!options.only.empty() && std::string(name).find(options.only) == std::string::npos) continue;
