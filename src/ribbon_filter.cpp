@@ -1,5 +1,7 @@
 #include "amq/ribbon_filter.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -45,30 +47,30 @@ struct Slot {
 using Band = std::vector<Slot, detail::HugePageAllocator<Slot>>;
 using Words = std::vector<uint64_t, detail::HugePageAllocator<uint64_t>>;
 
-// On-the-fly elimination of every key's row into the band. False when a row vanishes
-// with a non-zero result (this seed cannot hold the set).
-bool band_rows(std::span<const uint64_t> hashes, uint64_t mix, const Shape& sh, Band& band,
-               uint64_t& redundant) {
+// The keys' mixed hashes a = splitmix64(h ^ mix) in start order, by one counting-sort
+// pass on their top bits (a row's start slot grows with a): about one bucket a block.
+void sort_mixed(std::span<const uint64_t> hashes, uint64_t mix, uint64_t blocks, std::vector<uint64_t>& out,
+                std::vector<uint64_t>& counts) {
+  const int bits = std::clamp(static_cast<int>(std::bit_width(blocks)), 1, 20);
+  const int shift = 64 - bits;
+  counts.assign((size_t{1} << bits) + 1, 0);
+  for (uint64_t h : hashes) ++counts[(detail::splitmix64(h ^ mix) >> shift) + 1];
+  for (size_t i = 1; i < counts.size(); ++i) counts[i] += counts[i - 1];
+  out.resize(hashes.size());
+  for (uint64_t h : hashes) {
+    const uint64_t a = detail::splitmix64(h ^ mix);
+    out[counts[a >> shift]++] = a;
+  }
+}
+
+// On-the-fly elimination of every key's row into the band, in start order. False when
+// a row vanishes with a non-zero result (this seed cannot hold the set).
+bool band_rows(std::span<const uint64_t> mixed, const Shape& sh, Band& band, uint64_t& redundant) {
   redundant = 0;
   const uint64_t lo_mask = sh.lower_cols >= 64 ? ~uint64_t{0} : (uint64_t{1} << sh.lower_cols) - 1;
   const uint64_t hi_mask = sh.lower_cols + 1 >= 64 ? ~uint64_t{0} : (uint64_t{1} << (sh.lower_cols + 1)) - 1;
-  // Rows are made kAhead keys early and their first slot prefetched: the band is much
-  // larger than the caches, and a row's elimination then rarely waits for memory.
-  constexpr size_t kAhead = 16;
-  RibbonFilter::Row ring[kAhead];
-  const size_t n = hashes.size();
-  for (size_t i = 0; i < std::min(kAhead, n); ++i) {
-    ring[i] = RibbonFilter::make_row(hashes[i], mix, sh.blocks);
-    detail::prefetch(&band[ring[i].start]);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const RibbonFilter::Row row = ring[i % kAhead];
-    if (i + kAhead < n) {
-      RibbonFilter::Row& next = ring[i % kAhead];
-      next = RibbonFilter::make_row(hashes[i + kAhead], mix, sh.blocks);
-      detail::prefetch(&band[next.start]);
-      detail::prefetch(&band[next.start] + 2);
-    }
+  for (uint64_t a : mixed) {
+    const RibbonFilter::Row row = RibbonFilter::row_from_mixed(a, sh.blocks);
     uint64_t s = row.start, lo = row.coeff_lo, hi = row.coeff_hi;
     uint64_t res = row.result & (s / 64 < sh.lower_blocks ? lo_mask : hi_mask);
     for (;;) {
@@ -123,6 +125,7 @@ RibbonFilter RibbonFilter::from_hashes(std::span<const uint64_t> hashes, double 
   const uint64_t base =
       std::max<uint64_t>(3, static_cast<uint64_t>(std::ceil(static_cast<double>(n) * slot_factor(n) / 64)) + 2);
   Band band;
+  std::vector<uint64_t> mixed, counts;
   for (unsigned attempt = 0; attempt < kMaxAttempts; ++attempt) {
     // Past the fourth failure each attempt adds 1/16 of the slots (and a block).
     const uint64_t extra = attempt < 4 ? 0 : (attempt - 3) * (base / 16 + 1);
@@ -130,7 +133,8 @@ RibbonFilter RibbonFilter::from_hashes(std::span<const uint64_t> hashes, double 
     band.assign(sh.blocks * 64, Slot{0, 0, 0});
     const uint64_t mix = mix_of(attempt);
     uint64_t redundant = 0;
-    if (!band_rows(hashes, mix, sh, band, redundant)) continue;
+    sort_mixed(hashes, mix, sh.blocks, mixed, counts);
+    if (!band_rows(mixed, sh, band, redundant)) continue;
 
     RibbonFilter f;
     f.seed_ = seed;

@@ -32,9 +32,10 @@
 //    seeds, each attempt past the fourth adding slots, so the last ones have twice the
 //    slots or more, where banding 128-wide rows cannot fail short of a broken hash.
 //    Memory during construction: the n 64-bit hashes (8 n bytes, from build; the
-//    caller's span for from_hashes), the band of m 24-byte rows (m = 1.02 n to 1.07 n
-//    for 10^3 to 10^8 keys), and the solution (m * columns / 8 bytes): about
-//    8 n + 24 m + size_in_bytes(), ~34 bytes a key.
+//    caller's span for from_hashes), the keys' mixed hashes sorted by start slot (8 n:
+//    banding in start order walks the band once instead of jumping about it), the band
+//    of m 24-byte rows (m = 1.02 n to 1.07 n for 10^3 to 10^8 keys), and the solution
+//    (m * columns / 8 bytes): about 16 n + 24 m + size_in_bytes(), ~42 bytes a key.
 //  * Width 128 rather than 64: 64-wide rows need ~10-12% spare slots to band a million
 //    keys with a good chance per seed, 128-wide ones ~5%, which is what brings the size
 //    within 8% of log2(1/fpp) bits a key; a lookup costs one more popcount per column.
@@ -170,7 +171,10 @@ class RibbonFilter {
   // The row a key's hash gives under this filter's ribbon seed.
   Row row_of(uint64_t h) const noexcept { return make_row(h, mix_, blocks_); }
   static Row make_row(uint64_t h, uint64_t mix, uint64_t blocks) noexcept {
-    const uint64_t a = detail::splitmix64(h ^ mix);
+    return row_from_mixed(detail::splitmix64(h ^ mix), blocks);
+  }
+  // The row from a = splitmix64(h ^ mix); its start grows with a.
+  static Row row_from_mixed(uint64_t a, uint64_t blocks) noexcept {
     const unsigned __int128 p = static_cast<unsigned __int128>(a) * 0xd1b54a32d192ed03ULL;
     const unsigned __int128 q = static_cast<unsigned __int128>(a) * 0x9e3779b97f4a7c15ULL;
     return {reduce(a, 64 * (blocks - 2)), (static_cast<uint64_t>(p) ^ static_cast<uint64_t>(p >> 64)) | 1,
