@@ -113,6 +113,7 @@ void RibbonFilter::set_shape(uint64_t blocks, uint64_t lower_blocks, unsigned lo
   max_cols_ = lower_cols + (lower_blocks < blocks);
   lower_mask_ = lower_cols == 0 ? 0 : ~uint64_t{0} >> (64 - lower_cols);
   upper_mask_ = ~uint64_t{0} >> (63 - lower_cols);
+  prefetch_batches_ = num_words_ * 8 > detail::last_level_cache_bytes() / 4;
 }
 
 RibbonFilter RibbonFilter::from_hashes(std::span<const uint64_t> hashes, double fpp, uint64_t seed) {
@@ -172,17 +173,25 @@ RibbonFilter RibbonFilter::from_hashes(std::span<const uint64_t> hashes, double 
 }
 
 size_t RibbonFilter::contains_many_hashes(std::span<const uint64_t> hashes, std::span<bool> out) const noexcept {
-  constexpr size_t kB = detail::kBatch;
-  const bool pf = size_in_bytes() > detail::last_level_cache_bytes() / 4;
+  const size_t n = hashes.size();
   size_t found = 0;
-  for (size_t i = 0; i < hashes.size(); i += kB) {
-    const size_t m = std::min(kB, hashes.size() - i);
-    Row rows[kB];
-    for (size_t j = 0; j < m; ++j) {
-      rows[j] = row_of(hashes[i + j]);
-      if (pf) prefetch_row(rows[j]);
+  if (!prefetch_batches_) {
+    for (size_t i = 0; i < n; ++i) found += (out[i] = contains_hash(hashes[i]));
+    return found;
+  }
+  Row ring[kAhead];
+  for (size_t i = 0; i < std::min(kAhead, n); ++i) {
+    ring[i] = row_of(hashes[i]);
+    prefetch_row(ring[i]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    Row& slot = ring[i % kAhead];
+    const Row row = slot;
+    if (i + kAhead < n) {
+      slot = row_of(hashes[i + kAhead]);
+      prefetch_row(slot);
     }
-    for (size_t j = 0; j < m; ++j) found += (out[i + j] = contains_row(rows[j]));
+    found += (out[i] = contains_row(row));
   }
   return found;
 }

@@ -184,6 +184,33 @@ TEST(RibbonFilter, VectorAndPortableLookupsAgree) {
   }
 }
 
+TEST(RibbonFilter, BatchesWithAndWithoutPrefetchAgree) {
+  const auto keys = u64_keys(20'000, 62);
+  auto f = RibbonFilter::build(keys, 0.003);
+  for (bool pf : {false, true}) {
+    f.prefetch_batches(pf);
+    for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{40'000}}) {
+      std::vector<uint64_t> probe, hashes;
+      for (size_t i = 0; i < n; ++i) probe.push_back(i % 2 ? keys[i % keys.size()] : absent_key(i));
+      for (uint64_t k : probe) hashes.push_back(Xxh3Hasher{}(KeyView(k).bytes()));
+      std::unique_ptr<bool[]> a(new bool[n + 1]), b(new bool[n + 1]);
+      const size_t found_a = f.contains_many(probe, std::span<bool>(a.get(), n));
+      const size_t found_b = f.contains_many_hashes(hashes, std::span<bool>(b.get(), n));
+      size_t expect = 0;
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(a[i], f.contains(probe[i])) << pf << " " << n << " " << i;
+        ASSERT_EQ(b[i], a[i]);
+        expect += a[i];
+        if (i % 2) {
+          ASSERT_TRUE(a[i]);
+        }
+      }
+      EXPECT_EQ(found_a, expect);
+      EXPECT_EQ(found_b, expect);
+    }
+  }
+}
+
 TEST(RibbonFilter, RejectsBadRates) {
   const std::vector<uint64_t> keys{1, 2};
   for (double p : {0.0, 1.0, -0.5, 2.0, std::nan(""), 1e-30})

@@ -115,26 +115,40 @@ class RibbonFilter {
     return ((got ^ row.result) & (upper ? upper_mask_ : lower_mask_)) == 0;
   }
 
-  // Batched contains: out[i] = contains(keys[i]); returns how many are true.
+  // Batched contains: out[i] = contains(keys[i]); returns how many are true. Beyond a
+  // quarter of the last-level cache, each key's row is made and its words prefetched
+  // kAhead keys before it is tested, so the misses of consecutive keys overlap.
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
-    constexpr size_t kB = detail::kBatch;
-    const bool pf = size_in_bytes() > detail::last_level_cache_bytes() / 4;
     const Xxh3Hasher hasher{.seed = seed_};
-    Row rows[kB];
-    size_t found = 0;
     const size_t n = std::size(keys);
+    size_t found = 0;
     auto it = std::begin(keys);
-    for (size_t i = 0; i < n; i += kB) {
-      const size_t m = std::min(kB, n - i);
-      for (size_t j = 0; j < m; ++j, ++it) {
-        rows[j] = row_of(hasher(KeyView(*it).bytes()));
-        if (pf) prefetch_row(rows[j]);
+    if (!prefetch_batches_) {
+      for (size_t i = 0; i < n; ++i, ++it) found += (out[i] = contains_row(row_of(hasher(KeyView(*it).bytes()))));
+      return found;
+    }
+    Row ring[kAhead];
+    const size_t primed = std::min(kAhead, n);
+    for (size_t i = 0; i < primed; ++i, ++it) {
+      ring[i] = row_of(hasher(KeyView(*it).bytes()));
+      prefetch_row(ring[i]);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      Row& slot = ring[i % kAhead];
+      const Row row = slot;
+      if (i + kAhead < n) {
+        slot = row_of(hasher(KeyView(*it).bytes()));
+        ++it;
+        prefetch_row(slot);
       }
-      for (size_t j = 0; j < m; ++j) found += (out[i + j] = contains_row(rows[j]));
+      found += (out[i] = contains_row(row));
     }
     return found;
   }
+  static constexpr size_t kAhead = 16;
+  // Whether the batched lookups prefetch (by default: beyond a quarter of the LLC).
+  void prefetch_batches(bool enable) noexcept { prefetch_batches_ = enable; }
   size_t contains_many_hashes(std::span<const uint64_t> hashes, std::span<bool> out) const noexcept;
 
   // The rate to expect for an absent key: the mean over start blocks of 2^-columns.
@@ -264,6 +278,7 @@ class RibbonFilter {
   unsigned max_cols_ = 0;    // columns of the widest block
   uint64_t lower_mask_ = 0;  // the low r bits
   uint64_t upper_mask_ = 1;  // the low r + 1 bits
+  bool prefetch_batches_ = false;
   bool mapped_ = false;
   std::shared_ptr<const void> owner_;  // the words' owner: a vector or a mapping
   const uint64_t* words_ = nullptr;
