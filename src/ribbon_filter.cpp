@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "amq/detail/byte_io.hpp"
@@ -123,6 +124,16 @@ RibbonFilter RibbonFilter::from_hashes(std::span<const uint64_t> hashes, double 
   const uint64_t n = hashes.size();
   if (n > (uint64_t{1} << 44))
     throw Error(Errc::too_large, "ribbon filter: " + std::to_string(n) + " keys is too many (limit 2^44)");
+  try {
+    return build_attempts(hashes, fpp, seed);
+  } catch (const std::bad_alloc&) {
+    throw Error(Errc::too_large, "ribbon filter: out of memory building " + std::to_string(n) +
+                                     " keys (construction needs about " + std::to_string(n * 42) + " bytes)");
+  }
+}
+
+RibbonFilter RibbonFilter::build_attempts(std::span<const uint64_t> hashes, double fpp, uint64_t seed) {
+  const uint64_t n = hashes.size();
   const uint64_t base =
       std::max<uint64_t>(3, static_cast<uint64_t>(std::ceil(static_cast<double>(n) * slot_factor(n) / 64)) + 2);
   Band band;

@@ -5,6 +5,7 @@
 #include "amq/ribbon_filter.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cmath>
 #include <fstream>
@@ -209,6 +210,34 @@ TEST(RibbonFilter, BatchesWithAndWithoutPrefetchAgree) {
       EXPECT_EQ(found_b, expect);
     }
   }
+}
+
+TEST(RibbonFilter, OutOfMemoryIsAnError) {
+  if (kSanitized) GTEST_SKIP() << "an address-space limit and the sanitizer's shadow memory do not mix";
+  std::vector<uint64_t> hashes(4'000'000);
+  for (uint64_t i = 0; i < hashes.size(); ++i) hashes[i] = detail::splitmix64(i);
+  // The address space in use now, plus 64 MiB: construction needs ~170 MB more.
+  unsigned long pages = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%lu", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  if (pages == 0) GTEST_SKIP() << "no /proc/self/statm";
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &old), 0);
+  rlimit tight = old;
+  tight.rlim_cur = pages * 4096 + (rlim_t{64} << 20);
+  if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < tight.rlim_cur) GTEST_SKIP() << "already limited";
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
+  Errc code = Errc::io;
+  try {
+    RibbonFilter::from_hashes(hashes, 0.01);
+  } catch (const Error& e) {
+    code = e.code();
+  } catch (...) {
+  }
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &old), 0);
+  EXPECT_EQ(code, Errc::too_large);
 }
 
 TEST(RibbonFilter, RejectsBadRates) {

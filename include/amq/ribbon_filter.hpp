@@ -88,7 +88,7 @@ class RibbonFilter {
   // A filter holding the keys (any range of things KeyView takes: strings, byte spans,
   // uint64_t) at false-positive rate `fpp`, hashed with `seed`. Duplicates are allowed.
   // Throws Errc::invalid_argument for fpp outside [2^-63, 1), Errc::too_large beyond
-  // 2^44 keys.
+  // 2^44 keys or when memory runs out during construction.
   template <class Keys>
   static RibbonFilter build(const Keys& keys, double fpp = 0.01, uint64_t seed = 0) {
     std::vector<uint64_t> hashes;
@@ -267,6 +267,7 @@ class RibbonFilter {
     if (n) detail::prefetch(w + n - 1);
   }
   void set_shape(uint64_t blocks, uint64_t lower_blocks, unsigned lower_cols) noexcept;
+  static RibbonFilter build_attempts(std::span<const uint64_t> hashes, double fpp, uint64_t seed);
 
   uint64_t seed_ = 0;
   uint64_t ribbon_seed_ = 0;
