@@ -4,8 +4,9 @@
 //
 // A set of n keys becomes a linear system over GF(2). Each key's 64-bit hash gives a
 // start slot s, a 128-bit coefficient row c (bit 0 set) covering slots s..s+127 of m
-// slots (the ribbon width is 128), and a fingerprint f. The filter stores a solution S (m slots of up to 64 bits)
-// with XOR_{i : bit i of c} S[s + i] = f in the key's low `columns` bits. A lookup
+// slots (the ribbon width is 128), and a fingerprint f. The filter stores a solution S
+// (m slots of up to 64 bits) with XOR_{i : bit i of c} S[s + i] = f in the key's low
+// `columns` bits. A lookup
 // recomputes that XOR (one popcount per result bit) and compares: a key of the set
 // always matches, an absent key with probability 2^-columns.
 //
@@ -38,7 +39,7 @@
 //    (m * columns / 8 bytes): about 16 n + 24 m + size_in_bytes(), ~42 bytes a key.
 //  * Width 128 rather than 64: 64-wide rows need ~10-12% spare slots to band a million
 //    keys with a good chance per seed, 128-wide ones ~5%, which is what brings the size
-//    within 8% of log2(1/fpp) bits a key; a lookup costs one more popcount per column.
+//    within 8% of log2(1/fpp) bits a key; a lookup reads three blocks' words, not two.
 //  * The solution lives in transparent huge pages when large (a lookup then costs its
 //    cache misses and no page walk). contains_many hashes a batch and prefetches each
 //    key's words before testing them when the filter is larger than a quarter of the
