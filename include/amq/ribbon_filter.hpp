@@ -6,9 +6,9 @@
 // start slot s, a 128-bit coefficient row c (bit 0 set) covering slots s..s+127 of m
 // slots (the ribbon width is 128), and a fingerprint f. The filter stores a solution S
 // (m slots of up to 64 bits) with XOR_{i : bit i of c} S[s + i] = f in the key's low
-// `columns` bits. A lookup
-// recomputes that XOR (one popcount per result bit) and compares: a key of the set
-// always matches, an absent key with probability 2^-columns.
+// `columns` bits. A lookup recomputes that XOR (one popcount per result bit) and
+// compares: a key of the set always matches, an absent key with probability
+// 2^-columns.
 //
 //  * Banding: rows are added one at a time into an m-slot band (on-the-fly Gaussian
 //    elimination, the paper's algorithm): a row whose leading slot is taken is XORed
