@@ -47,6 +47,7 @@ uint64_t bytes_scalable_cuckoo(const BuildOptions&, std::span<const Bytes>);
 uint64_t bytes_gcs(const BuildOptions&, std::span<const Bytes>);
 uint64_t bytes_succinct(const BuildOptions&, std::span<const Bytes>);
 uint64_t bytes_binary_fuse(const BuildOptions&, std::span<const Bytes>);
+uint64_t bytes_ribbon(const BuildOptions&, std::span<const Bytes>);
 
 std::unique_ptr<AnySet> build_bloom(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_bloom(std::span<const std::byte> file, bool guava);
@@ -68,5 +69,8 @@ std::unique_ptr<AnySet> open_succinct(const std::string& path);  // memory-mappe
 std::unique_ptr<AnySet> build_binary_fuse(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_binary_fuse(std::span<const std::byte> file);
 std::unique_ptr<AnySet> open_binary_fuse(const std::string& path);  // memory-mapped
+std::unique_ptr<AnySet> build_ribbon(const BuildOptions&, std::span<const Bytes>);
+std::unique_ptr<AnySet> load_ribbon(std::span<const std::byte> file);
+std::unique_ptr<AnySet> open_ribbon(const std::string& path);  // memory-mapped
 
 }  // namespace amq::detail

@@ -133,6 +133,7 @@ std::unique_ptr<AnySet> build_kind(Kind kind, const BuildOptions& options, std::
     case Kind::gcs: return detail::build_gcs(options, keys);
     case Kind::succinct: return detail::build_succinct(options, keys);
     case Kind::binary_fuse: return detail::build_binary_fuse(options, keys);
+    case Kind::ribbon: return detail::build_ribbon(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -151,6 +152,7 @@ uint64_t build_bytes(Kind kind, const BuildOptions& options, std::span<const Byt
     case Kind::gcs: return detail::bytes_gcs(options, keys);
     case Kind::succinct: return detail::bytes_succinct(options, keys);
     case Kind::binary_fuse: return detail::bytes_binary_fuse(options, keys);
+    case Kind::ribbon: return detail::bytes_ribbon(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -211,6 +213,7 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
     case Kind::gcs: return with_key_type(detail::load_gcs(file), key_type);
     case Kind::succinct: return with_key_type(detail::load_succinct(file), key_type);
     case Kind::binary_fuse: return with_key_type(detail::load_binary_fuse(file), key_type);
+    case Kind::ribbon: return with_key_type(detail::load_ribbon(file), key_type);
     default: break;
   }
   throw Error(Errc::unsupported, "reading a " + std::string(kind_name(kind.value_or(Kind{}))) +
@@ -237,6 +240,7 @@ std::unique_ptr<AnySet> open_set(const std::string& path, const LoadOptions& opt
       const KeyType key_type = kind ? container_key_type(std::as_bytes(std::span(head))) : KeyType::unknown;
       if (kind == Kind::succinct) return with_key_type(detail::open_succinct(path), key_type);
       if (kind == Kind::binary_fuse) return with_key_type(detail::open_binary_fuse(path), key_type);
+      if (kind == Kind::ribbon) return with_key_type(detail::open_ribbon(path), key_type);
     }
   }
   return load_set(read_file(path), options);

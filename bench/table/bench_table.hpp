@@ -262,5 +262,6 @@ void bench_redis(const Options&, const Dataset&, const Sink&);
 void bench_gcs(const Options&, const Dataset&, const Sink&);
 void bench_succinct(const Options&, const Dataset&, const Sink&);
 void bench_binary_fuse(const Options&, const Dataset&, const Sink&);
+void bench_ribbon(const Options&, const Dataset&, const Sink&);
 
 }  // namespace amq::bench

@@ -14,6 +14,7 @@ const std::pair<const char*, Fn> benches[] = {
     {"gcs", bench_gcs},
     {"succinct", bench_succinct},
     {"binary-fuse", bench_binary_fuse},
+    {"ribbon", bench_ribbon},
 };
 
 }  // namespace

@@ -43,6 +43,7 @@ enum class Kind : uint16_t {
   gcs = 6,              // GolombCodedSet
   succinct = 7,         // SuccinctSet
   binary_fuse = 8,      // BinaryFuseFilter
+  ribbon = 9,           // RibbonFilter
 };
 
 // What the keys of a set are, recorded in its container (header byte 12) so that the

@@ -1,0 +1,61 @@
+// AnySet adapter for RibbonFilter (Kind::ribbon): a static filter, memory-mapped when
+// opened from a file.
+#include <cmath>
+#include <string>
+
+#include "amq/error.hpp"
+#include "amq/ribbon_filter.hpp"
+#include "any_adapters.hpp"
+#include "checks.hpp"
+
+namespace amq::detail {
+namespace {
+
+class AnyRibbon final : public SetAdapter<RibbonFilter, Kind::ribbon> {
+ public:
+  using SetAdapter::SetAdapter;
+  SetInfo info() const override {
+    SetInfo i = make_info(Kind::ribbon, s_.size(), serialize().size(), s_.expected_fpp(), true);
+    const unsigned r = s_.lower_columns();
+    const uint64_t upper = s_.num_blocks() - s_.lower_blocks();
+    i.params = {{"ribbon_width", std::to_string(RibbonFilter::kWidth)},
+                {"result_bits", upper == 0 ? std::to_string(r)
+                                : s_.lower_blocks() == 0
+                                    ? std::to_string(r + 1)
+                                    : std::to_string(r) + "/" + std::to_string(r + 1) + " (" +
+                                          std::to_string(s_.lower_blocks()) + "/" + std::to_string(upper) + " blocks)"},
+                {"bits_per_slot", fmt_double(s_.bits_per_slot())},
+                {"slots", std::to_string(s_.num_slots())},
+                {"hash", "xxh3 seed " + std::to_string(s_.seed())},
+                {"ribbon_seed", std::to_string(s_.ribbon_seed())},
+                {"mapped", s_.is_mapped() ? "yes" : "no"}};
+    return i;
+  }
+  std::vector<std::byte> serialize() const override { return s_.serialize(); }
+};
+
+}  // namespace
+
+uint64_t bytes_ribbon(const BuildOptions& o, std::span<const Bytes> keys) {
+  require_format(o, {"amq"}, Kind::ribbon);
+  check_fpp(o.fpp);
+  // The construction's working memory (about 42 bytes a key, ribbon_filter.hpp) and the
+  // solution, about log2(1/fpp) bits a key.
+  const double n = static_cast<double>(keys.size());
+  return static_cast<uint64_t>(n * (48 + std::ceil(std::log2(1 / o.fpp)) / 8)) + 4096;
+}
+
+std::unique_ptr<AnySet> build_ribbon(const BuildOptions& o, std::span<const Bytes> keys) {
+  require_format(o, {"amq"}, Kind::ribbon);
+  return std::make_unique<AnyRibbon>(RibbonFilter::build(keys, o.fpp, o.seed));
+}
+
+std::unique_ptr<AnySet> load_ribbon(std::span<const std::byte> file) {
+  return std::make_unique<AnyRibbon>(RibbonFilter::load(file));
+}
+
+std::unique_ptr<AnySet> open_ribbon(const std::string& path) {
+  return std::make_unique<AnyRibbon>(RibbonFilter::open(path));
+}
+
+}  // namespace amq::detail
