@@ -23,17 +23,7 @@ using detail::kLegacyLayout;
 
 using test::code_of;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+using test::kSanitized;
 
 std::vector<std::string> absent_keys(size_t n) {
   // random_keys draws 1..24 bytes; these have 30 bytes, so none is a present key.

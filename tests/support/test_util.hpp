@@ -17,6 +17,19 @@
 
 namespace amq::test {
 
+// True in builds with AddressSanitizer, where tests scale their sizes down.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 // The Errc of the amq::Error that f throws; a test failure if it throws none.
 inline Errc code_of(const std::function<void()>& f) {
   try {

@@ -30,24 +30,13 @@ struct StoreOpts {
   bool skip_corrupt = false;
 };
 
-// Text with control bytes, backslashes and non-ASCII bytes as \xHH: a warning stays one line.
-std::string printable(std::string_view s) {
-  std::string out;
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x7f || c == '\\') out += fmt::format("\\x{:02x}", u);
-    else out += c;
-  }
-  return out;
-}
-
 // Opens the store (read-only for the commands that only read) and prints one warning
 // line when recovery dropped or skipped anything.
 LogStore open_store(const StoreOpts& o, LogStoreOptions lo) {
   lo.skip_corrupt = o.skip_corrupt;
   auto db = LogStore::open(o.db, lo);
   const LogStoreRecovery& r = db.recovery();
-  if (!r.clean()) fmt::print(stderr, "amq: warning: {}: {}\n", printable(o.db), printable(r.summary()));
+  if (!r.clean()) fmt::print(stderr, "amq: warning: {}: {}\n", escape_text(o.db), escape_text(r.summary()));
   return db;
 }
 
@@ -208,12 +197,12 @@ void add_store(CLI::App& app, int& status) {
   verify->add_option("db", o->db, "store directory")->required();
   verify->callback([o, &status] {
     const LogStoreRecovery r = LogStore::verify(o->db);
-    for (const auto& d : r.damage) fmt::print("{}: {}\n", printable(o->db), printable(d.describe()));
+    for (const auto& d : r.damage) fmt::print("{}: {}\n", escape_text(o->db), escape_text(d.describe()));
     if (r.clean()) {
-      fmt::print("{}: ok\n", printable(o->db));
+      fmt::print("{}: ok\n", escape_text(o->db));
     } else {
       auto n = [](uint64_t v, const char* what) { return fmt::format("{} {}{}", v, what, v == 1 ? "" : "s"); };
-      fmt::print("{}: damaged: {}, {} in {}{}\n", printable(o->db), n(r.dropped_bytes, "byte"),
+      fmt::print("{}: damaged: {}, {} in {}{}\n", escape_text(o->db), n(r.dropped_bytes, "byte"),
                  n(r.dropped_records, "record"), n(r.segments_affected, "segment"),
                  r.acknowledged_lost ? " (including writes the last close made durable)" : "");
     }
