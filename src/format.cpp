@@ -16,7 +16,7 @@ constexpr std::array<std::byte, 8> kMagic = {std::byte{'A'},  std::byte{'M'},  s
                                              std::byte{0x1a}, std::byte{'\n'}};
 
 constexpr Kind kKinds[] = {Kind::bloom,           Kind::blocked_bloom, Kind::scalable_bloom, Kind::cuckoo,
-                           Kind::scalable_cuckoo, Kind::gcs,           Kind::succinct};
+                           Kind::scalable_cuckoo, Kind::gcs,           Kind::succinct,       Kind::expandable};
 
 constexpr uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 
@@ -37,6 +37,7 @@ std::string_view kind_name(Kind kind) noexcept {
     case Kind::scalable_cuckoo: return "scalable-cuckoo";
     case Kind::gcs: return "gcs";
     case Kind::succinct: return "succinct";
+    case Kind::expandable: return "expandable";
   }
   return "unknown";
 }

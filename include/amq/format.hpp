@@ -41,6 +41,7 @@ enum class Kind : uint16_t {
   scalable_cuckoo = 5,  // ScalableCuckooFilter
   gcs = 6,              // GolombCodedSet
   succinct = 7,         // SuccinctSet
+  expandable = 10,      // ExpandableFilter
 };
 
 // "bloom", "blocked-bloom", ... (the names the CLI's -t takes); "unknown" otherwise.
