@@ -54,6 +54,8 @@ std::unique_ptr<AnySet> load_gcs(std::span<const std::byte> file);
 std::unique_ptr<AnySet> load_gcs_outside(std::span<const std::byte> file, const LoadOptions& options);  // bip158, cache-digest
 std::unique_ptr<AnySet> build_succinct(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_succinct(std::span<const std::byte> file);
+std::unique_ptr<AnySet> build_expandable(const BuildOptions&, std::span<const Bytes>);
+std::unique_ptr<AnySet> load_expandable(std::span<const std::byte> file);
 std::unique_ptr<AnySet> open_succinct(const std::string& path);  // memory-mapped
 
 }  // namespace amq::detail

@@ -72,6 +72,7 @@ std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::s
     case Kind::scalable_cuckoo: return detail::build_scalable_cuckoo(options, keys);
     case Kind::gcs: return detail::build_gcs(options, keys);
     case Kind::succinct: return detail::build_succinct(options, keys);
+    case Kind::expandable: return detail::build_expandable(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -110,6 +111,7 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
     case Kind::scalable_cuckoo: return detail::load_scalable_cuckoo(file);
     case Kind::gcs: return detail::load_gcs(file);
     case Kind::succinct: return detail::load_succinct(file);
+    case Kind::expandable: return detail::load_expandable(file);
     default: break;
   }
   throw Error(Errc::unsupported, "reading a " + std::string(kind_name(kind.value_or(Kind{}))) +

@@ -17,6 +17,10 @@ constexpr double kMaxFpp = 0.5;
 // A 16-bit table widens when filling it after a doubling would take the bound past
 // this share of the target, leaving the rest for the 32-bit generations that follow.
 constexpr double kWidenAt = 0.9;
+// A failed kick chain grows the table at this load or above, and is stashed below it.
+constexpr double kGrowOnFailLoad = 0.75;
+// A stashed entry in the file: its bucket (u64) and its slot value (u64, < 2^W).
+constexpr size_t kStashEntryBytes = 16;
 
 }  // namespace
 
@@ -95,13 +99,13 @@ template <class S>
 bool ExpandableFilter::insert_in(Table<S>& t, uint64_t h) {
   constexpr uint32_t W = sizeof(S) * 8;
   const Probe<S> p = probe<S>(h);
-  // Two distinct buckets full of entries that match the key (its own copies, most
-  // likely): they all move as the key would at every doubling, so no growth makes
-  // room. (While the two buckets are one, doubling separates them.)
-  if (p.b1 != p.b2 && count_in(t, h) >= 2 * kBucketSize) return false;
   const uint32_t len = new_remainder_bits(level_, wide_);
   // The key's pattern cut after `len` remainder bits, then the end marker.
   uint32_t v = (p.k1 & ~((uint32_t{1} << (W - 9 - len)) - 1)) | (uint32_t{1} << (W - 10 - len));
+  // Two distinct buckets full of exactly this entry (the key's own copies, but for a
+  // collision of all its bits): they all move as the key would at every doubling, so
+  // no growth makes room. (While the two buckets are one, doubling separates them.)
+  if (p.b1 != p.b2 && full_of_copies(t, p, v)) return false;
   ++hist_[len];
   ++entries_;
   if (place_free(t, p.b1, v)) return true;
@@ -109,7 +113,18 @@ bool ExpandableFilter::insert_in(Table<S>& t, uint64_t h) {
   uint64_t bucket = p.b2;
   if (place(t, bucket, v)) return true;
   const Homeless homeless{bucket, v};
-  grow(std::span(&homeless, 1));
+  // Below this load a kick chain fails only where entries that cannot move apart
+  // (void copies, one key's copies) fill a bucket pair, which no doubling undoes.
+  if (load_factor() < kGrowOnFailLoad) stash_.push_back(homeless);
+  else grow(std::span(&homeless, 1));
+  return true;
+}
+
+template <class S>
+bool ExpandableFilter::full_of_copies(const Table<S>& t, const Probe<S>& p, uint32_t v) const noexcept {
+  constexpr uint32_t side = uint32_t{1} << (sizeof(S) * 8 - 1);
+  for (uint32_t j = 0; j < kBucketSize; ++j)
+    if (t[p.b1 * kBucketSize + j] != v || t[p.b2 * kBucketSize + j] != (v | side)) return false;
   return true;
 }
 
@@ -121,6 +136,8 @@ size_t ExpandableFilter::count_in(const Table<S>& t, uint64_t h) const noexcept 
     n += matches(t[p.b1 * kBucketSize + j], p.k1);
     n += matches(t[p.b2 * kBucketSize + j], p.k2);
   }
+  for (const Homeless& e : stash_)
+    n += (e.bucket == p.b1 && matches(e.value, p.k1)) || (e.bucket == p.b2 && matches(e.value, p.k2));
   return n;
 }
 
@@ -143,8 +160,19 @@ bool ExpandableFilter::erase_in(Table<S>& t, uint64_t h) noexcept {
   };
   scan(p.b1, p.k1);
   scan(p.b2, p.k2);
-  if (!best) return false;
-  *best = 0;
+  size_t stashed = stash_.size();
+  for (size_t i = 0; i < stash_.size(); ++i) {
+    const Homeless& e = stash_[i];
+    if (!((e.bucket == p.b1 && matches(e.value, p.k1)) || (e.bucket == p.b2 && matches(e.value, p.k2)))) continue;
+    const uint32_t len = W - 10 - static_cast<uint32_t>(std::countr_zero(e.value));
+    if ((!best && stashed == stash_.size()) || len > best_len) {
+      stashed = i;
+      best_len = len;
+    }
+  }
+  if (stashed != stash_.size()) stash_.erase(stash_.begin() + static_cast<std::ptrdiff_t>(stashed));
+  else if (best) *best = 0;
+  else return false;
   --hist_[best_len];
   --entries_;
   if (items_) --items_;
@@ -204,13 +232,15 @@ void ExpandableFilter::grow(std::span<const Homeless> victims) {
   const bool widen = !wide_ && projected_bound(level_ + 1, false, fpp_bound(), after) > kWidenAt * fpp_;
   std::vector<Homeless> moved;
   auto move_victims = [&]<class S, class D>() {
-    for (const Homeless& h : victims) {
-      uint64_t out[2];
-      uint32_t vals[2];
-      int n = 0;
-      move_entry<S, D>(h.bucket, h.value, out, vals, n);
-      for (int k = 0; k < n; ++k) moved.push_back({out[k], vals[k]});
-    }
+    for (auto list : {victims, std::span<const Homeless>(stash_)})
+      for (const Homeless& h : list) {
+        uint64_t out[2];
+        uint32_t vals[2];
+        int n = 0;
+        move_entry<S, D>(h.bucket, h.value, out, vals, n);
+        for (int k = 0; k < n; ++k) moved.push_back({out[k], vals[k]});
+      }
+    stash_.clear();
   };
   const size_t new_slots = 2 * slots();
   if (wide_) {
@@ -237,14 +267,20 @@ void ExpandableFilter::grow(std::span<const Homeless> victims) {
   h[0] += 2 * hist_[0];
   entries_ = after;
   hist_ = h;
-  // The entries a failed kick chain left without a slot go in now (inserts in a table
-  // at most half full); any that fail once more grow the table again.
-  std::vector<Homeless> still;
+  // The entries a failed kick chain left without a slot, and the stash's, go in now
+  // (inserts in a table at most half full). One that fails once more is kept in the
+  // stash: buckets filled by void copies of the oldest entries stay full at every
+  // doubling, so growing again would not make room for it.
   for (Homeless e : moved) {
     const bool ok = wide_ ? place(t32_, e.bucket, e.value) : place(t16_, e.bucket, e.value);
-    if (!ok) still.push_back(e);
+    if (!ok) stash_.push_back(e);
   }
-  if (!still.empty()) grow(still);
+}
+
+bool ExpandableFilter::stash_matches(uint64_t b1, uint64_t b2, uint32_t k1, uint32_t k2) const noexcept {
+  for (const Homeless& e : stash_)
+    if ((e.bucket == b1 && matches(e.value, k1)) || (e.bucket == b2 && matches(e.value, k2))) return true;
+  return false;
 }
 
 void ExpandableFilter::recount() {
@@ -264,6 +300,7 @@ void ExpandableFilter::recount() {
     for (uint32_t v : t32_) check(v);
   else
     for (uint16_t v : t16_) check(v);
+  for (const Homeless& e : stash_) check(e.value);
 }
 
 std::vector<std::byte> ExpandableFilter::serialize() const {
@@ -276,7 +313,20 @@ std::vector<std::byte> ExpandableFilter::serialize() const {
   p.f64(fpp_);
   p.u64(items_);
   p.u64(entries_);
-  return write_container(Kind::expandable, p.buffer(), table_bytes());
+  p.u64(stash_.size());
+  const std::span<const std::byte> table = table_bytes();
+  const size_t payload = table.size() + kStashEntryBytes * stash_.size();
+  std::vector<std::byte> out(container_size(p.buffer().size(), payload));
+  write_container_to(out, Kind::expandable, p.buffer(), payload, [&](std::span<std::byte> to) {
+    if (!table.empty()) std::memcpy(to.data(), table.data(), table.size());
+    std::byte* at = to.data() + table.size();
+    for (const Homeless& e : stash_) {
+      detail::store_le64(at, e.bucket);
+      detail::store_le64(at + 8, e.value);
+      at += kStashEntryBytes;
+    }
+  });
+  return out;
 }
 
 ExpandableFilter ExpandableFilter::load(std::span<const std::byte> file) {
@@ -290,6 +340,7 @@ ExpandableFilter ExpandableFilter::load(std::span<const std::byte> file) {
   const double fpp = p.f64();
   const uint64_t items = p.u64();
   const uint64_t entries = p.u64();
+  const uint64_t stashed = p.u64();
   p.expect_end();
   if (hasher_id != Xxh3Hasher::id)
     throw Error(Errc::incompatible, "expandable filter: file was made with hasher " +
@@ -304,12 +355,15 @@ ExpandableFilter ExpandableFilter::load(std::span<const std::byte> file) {
   if (!(fpp >= kMinFpp && fpp <= kMaxFpp))
     throw Error(Errc::corrupt, "expandable filter: target false-positive rate " + std::to_string(fpp) +
                                    " outside [1e-05, 0.5]");
-  const uint64_t want = (uint64_t{kBucketSize} << level) * (bits / 8);
-  // The payload's length is checked before anything is allocated.
-  if (c.payload.size() != want)
+  const uint64_t table = (uint64_t{kBucketSize} << level) * (bits / 8);
+  // The payload's length is checked before anything is allocated (the stash count is
+  // bounded by the payload's real size first, so the product cannot overflow).
+  if (stashed > c.payload.size() / kStashEntryBytes || c.payload.size() != table + kStashEntryBytes * stashed)
     throw Error(Errc::corrupt, "expandable filter: payload of " + std::to_string(c.payload.size()) +
                                    " bytes, 2^" + std::to_string(level) + " buckets of " + std::to_string(bits) +
-                                   "-bit slots need " + std::to_string(want));
+                                   "-bit slots and " + std::to_string(stashed) + " stashed entries need " +
+                                   std::to_string(table) + " + " + std::to_string(kStashEntryBytes) + " x " +
+                                   std::to_string(stashed));
   ExpandableFilter f;
   f.fpp_ = fpp;
   f.seed_ = seed;
@@ -319,10 +373,17 @@ ExpandableFilter ExpandableFilter::load(std::span<const std::byte> file) {
   Table<uint16_t>().swap(f.t16_);
   if (f.wide_) {
     f.t32_.resize(f.slots());
-    std::memcpy(f.t32_.data(), c.payload.data(), c.payload.size());
+    std::memcpy(f.t32_.data(), c.payload.data(), table);
   } else {
     f.t16_.resize(f.slots());
-    std::memcpy(f.t16_.data(), c.payload.data(), c.payload.size());
+    std::memcpy(f.t16_.data(), c.payload.data(), table);
+  }
+  const std::byte* at = c.payload.data() + table;
+  for (uint64_t i = 0; i < stashed; ++i, at += kStashEntryBytes) {
+    const uint64_t bucket = detail::load_le64(at), value = detail::load_le64(at + 8);
+    if (bucket >= f.num_buckets() || value == 0 || value >> bits != 0)
+      throw Error(Errc::corrupt, "expandable filter: stashed entry " + std::to_string(i) + " is impossible");
+    f.stash_.push_back({bucket, static_cast<uint32_t>(value)});
   }
   f.recount();
   if (f.entries_ != entries)

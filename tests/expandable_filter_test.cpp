@@ -79,6 +79,7 @@ TEST_P(GrowthTest, NoFalseNegativesAndRateWithinTargetAtEveryDoubling) {
     }
   }
   EXPECT_GE(doublings, kSanitized ? 14 : 18);
+  EXPECT_LE(f.stash_size(), 2u);  // distinct keys: kick chains that fail are rare
   EXPECT_EQ(f.size(), keys.size());
   for (uint64_t x : keys) ASSERT_TRUE(f.contains(x));
   const double measured = measure_fpp(f, kAbsentSamples, 99);
@@ -158,6 +159,35 @@ TEST(ExpandableFilterTest, EightCopiesOfOneKeyFitTheNinthIsRefused) {
   for (int i = 0; i < 8; ++i) ASSERT_TRUE(f.erase("same")) << i;
   EXPECT_FALSE(f.contains("same"));
   for (uint64_t k = 0; k < 500; ++k) ASSERT_TRUE(f.contains(k));
+}
+
+TEST(ExpandableFilterTest, VoidCopiesOfOldDuplicatesDoNotMakeItGrowForever) {
+  // Eight copies of each of a few keys inserted into a tiny table: after six doublings
+  // their entries are void and are copied into both children at every doubling, so
+  // the buckets they fill stay full. An entry that must go there is stashed, not
+  // answered with doubling after doubling.
+  amq::ExpandableFilter f(1, 0.05, 1);
+  std::unordered_map<uint64_t, uint64_t> model;
+  for (int copy = 0; copy < 8; ++copy)
+    for (uint64_t k = 0; k < 24; ++k)
+      if (f.insert(k)) ++model[k];
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 200'000; ++i) {
+    const uint64_t k = rng() % 100'000 + 100;
+    ASSERT_TRUE(f.insert(k));
+    ++model[k];
+  }
+  EXPECT_LE(f.level(), 17u);  // 2^16 buckets hold 200,000 keys at load < 0.93
+  for (const auto& [k, n] : model) {
+    ASSERT_TRUE(f.contains(k)) << k;
+    ASSERT_GE(f.count(k), n) << k;
+  }
+  const auto g = amq::ExpandableFilter::load(f.serialize());
+  EXPECT_TRUE(g == f);
+  for (const auto& [k, n] : model) ASSERT_GE(g.count(k), n);
+  for (const auto& [k, n] : model)
+    for (uint64_t c = 0; c < n; ++c) ASSERT_TRUE(f.erase(k)) << k;
+  EXPECT_EQ(f.size(), 0u);
 }
 
 TEST(ExpandableFilterTest, RejectsTargetsOutOfRange) {
@@ -277,6 +307,21 @@ TEST(ExpandableFilterFormatTest, ImpossibleParamsAreCorrupt) {
   expect(set64(params, 24, std::bit_cast<uint64_t>(0.9)), payload, amq::Errc::corrupt, "fpp");
   expect(set64(params, 32, f.entries() + 1), payload, amq::Errc::corrupt, "items above entries");
   expect(set64(params, 40, f.entries() + 1), payload, amq::Errc::corrupt, "entries");
+  expect(set64(params, 48, 1), payload, amq::Errc::corrupt, "a stash the payload does not hold");
+  expect(set64(params, 48, ~uint64_t{0}), payload, amq::Errc::corrupt, "a stash count that would overflow");
+  {
+    // One stashed entry: a valid one loads, one outside the table does not.
+    auto p1 = set64(set64(params, 48, 1), 40, f.entries() + 1);
+    auto pay = payload;
+    const uint64_t bucket = 0, value = 0x8001;  // side 1, tag 0, L = 6 remainder bits 0
+    pay.resize(payload.size() + 16);
+    std::memcpy(pay.data() + payload.size(), &bucket, 8);
+    std::memcpy(pay.data() + payload.size() + 8, &value, 8);
+    EXPECT_NO_THROW((void)amq::ExpandableFilter::load(with_params(p1, pay)));
+    const uint64_t far = uint64_t{1} << 40;
+    std::memcpy(pay.data() + payload.size(), &far, 8);
+    expect(p1, pay, amq::Errc::corrupt, "stashed entry outside the table");
+  }
   expect(std::vector<std::byte>(params.begin(), params.end() - 8), payload, amq::Errc::truncated, "short params");
   auto bad = payload;
   bad[0] = std::byte{0};

@@ -9,6 +9,7 @@ void run_all(const Options& options, const Sink& sink) {
       {"bloom", bench_bloom},
       {"bloom-family", bench_bloom_family},
       {"cuckoo", bench_cuckoo},
+      {"expandable", bench_expandable},
       {"store", bench_store},
       {"redis", bench_redis},
       {"gcs", bench_gcs},

@@ -128,7 +128,8 @@ class ExpandableFilter {
 
   uint64_t size() const noexcept { return items_; }      // inserts minus erases
   bool empty() const noexcept { return items_ == 0; }
-  uint64_t entries() const noexcept { return entries_; }  // occupied slots (void copies included)
+  uint64_t entries() const noexcept { return entries_; }  // entries (void copies and stash included)
+  uint64_t stash_size() const noexcept { return stash_.size(); }
   uint64_t num_buckets() const noexcept { return uint64_t{1} << level_; }
   uint64_t slots() const noexcept { return num_buckets() * kBucketSize; }
   uint32_t level() const noexcept { return level_; }      // q: the table has 2^q buckets
@@ -148,7 +149,7 @@ class ExpandableFilter {
 
   bool operator==(const ExpandableFilter& o) const noexcept {
     return seed_ == o.seed_ && fpp_ == o.fpp_ && level_ == o.level_ && wide_ == o.wide_ && items_ == o.items_ &&
-           t16_ == o.t16_ && t32_ == o.t32_;
+           t16_ == o.t16_ && t32_ == o.t32_ && stash_ == o.stash_;
   }
 
   // The amq container (Kind::expandable); docs/format.md describes it.
@@ -160,6 +161,12 @@ class ExpandableFilter {
  private:
   template <class S>
   using Table = std::vector<S, detail::HugePageAllocator<S>>;
+  // An entry outside the table: its bucket (at the current level) and slot value.
+  struct Homeless {
+    uint64_t bucket;
+    uint32_t value;
+    bool operator==(const Homeless&) const = default;
+  };
 
   // The 64-bit mask of each tag: a key's second bucket is its first XOR the mask's
   // top q bits.
@@ -197,11 +204,14 @@ class ExpandableFilter {
   }
   template <class S>
   bool test(const Table<S>& t, const Probe<S>& p) const noexcept {
-    return test_bucket(t.data() + p.b1 * kBucketSize, p.k1) | test_bucket(t.data() + p.b2 * kBucketSize, p.k2);
+    const bool first = test_bucket(t.data() + p.b1 * kBucketSize, p.k1);
+    const bool second = test_bucket(t.data() + p.b2 * kBucketSize, p.k2);
+    return first | second;  // both buckets loaded, no branch between them
   }
   template <class S>
   bool contains_in(const Table<S>& t, uint64_t h) const noexcept {
-    return test(t, probe<S>(h));
+    const Probe<S> p = probe<S>(h);
+    return test(t, p) || (!stash_.empty() && stash_matches(p.b1, p.b2, p.k1, p.k2));
   }
   template <class S, class Keys>
   size_t contains_many_in(const Table<S>& t, const Keys& keys, std::span<bool> out) const noexcept {
@@ -220,7 +230,7 @@ class ExpandableFilter {
     size_t found = 0;
     for (size_t i = 0; i < n; ++i) {
       Probe<S>& p = ring[i % kAhead];
-      const bool r = test(t, p);
+      const bool r = test(t, p) || (!stash_.empty() && stash_matches(p.b1, p.b2, p.k1, p.k2));
       out[i] = r;
       found += r;
       if (i + kAhead < n) start(p);
@@ -229,6 +239,8 @@ class ExpandableFilter {
   }
   template <class S>
   size_t count_in(const Table<S>& t, uint64_t h) const noexcept;
+  template <class S>
+  bool full_of_copies(const Table<S>& t, const Probe<S>& p, uint32_t v) const noexcept;
   template <class S>
   bool erase_in(Table<S>& t, uint64_t h) noexcept;
   template <class S>
@@ -241,13 +253,11 @@ class ExpandableFilter {
   void double_into(const Table<S>& from, Table<D>& to);
   template <class S, class D>
   void move_entry(uint64_t bucket, uint32_t v, uint64_t out[2], uint32_t vals[2], int& n) const noexcept;
-  struct Homeless {
-    uint64_t bucket;
-    uint32_t value;
-  };
   // Doubles the table, then places `victims` (entries of the current level that a
-  // kick chain left without a slot).
+  // kick chain left without a slot) and the stash's entries; those that still find no
+  // slot stay in (or go to) the stash.
   void grow(std::span<const Homeless> victims);
+  bool stash_matches(uint64_t b1, uint64_t b2, uint32_t k1, uint32_t k2) const noexcept;
   uint32_t new_remainder_bits(uint32_t level, bool wide) const noexcept {
     const uint32_t room = kAddressBits - std::min(level, kAddressBits);
     return std::min((wide ? 32u : 16u) - 10, room);
@@ -271,6 +281,7 @@ class ExpandableFilter {
   uint64_t items_ = 0;
   uint64_t entries_ = 0;
   std::array<uint64_t, 23> hist_{};
+  std::vector<Homeless> stash_;
   uint64_t rng_ = 0x9e3779b97f4a7c15ULL;
 };
 
