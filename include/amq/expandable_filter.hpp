@@ -33,9 +33,9 @@
 //  * An entry whose remainder has run out (L = 0: its key's next address bit is no
 //    longer known) is copied into both buckets it may belong to at each doubling, as
 //    InfiniFilter does with its void entries: it keeps matching its key, and
-//    matches any key with its tag in those buckets. Such entries come from the
-//    oldest, smallest generations and stay a small fraction (< 2^-(W-10) of them
-//    per generation).
+//    matches any key with its tag in those buckets. Such copies come from the
+//    entries written W - 10 or more doublings ago: each such generation adds about
+//    0.03 copies per bucket with 16-bit slots (docs/decisions/0035 has the figures).
 //  * False-positive rate: a stored entry with an L-bit remainder matches an absent key
 //    with probability 2^-(8+L) / m (m buckets), so the rate is at most
 //    fpp_bound() = sum over entries of 2^-(8+L) / m. Doubling leaves this sum unchanged
@@ -50,6 +50,11 @@
 //    it still finds one of them: erasing an inserted key never causes another inserted
 //    key's false negative. Erasing a key never inserted may remove another key's entry
 //    (as in any cuckoo filter): only erase keys you inserted.
+//  * Stash. A bucket pair filled with void copies stays full at every doubling, so an
+//    entry a kick chain cannot place there (below load 0.75, or after a doubling) is
+//    kept in a stash, a list scanned by lookups while it is not empty. With distinct
+//    keys it stays empty or nearly so; many copies of keys inserted while the table
+//    was small fill it (each copy of a key beyond its two buckets' 8 slots).
 //  * count(k) is the number of matching entries: at least the copies of k still
 //    inserted; more with collisions and with void entries' copies.
 //  * Not thread-safe: no concurrent calls while any call modifies the filter;
