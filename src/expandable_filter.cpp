@@ -88,7 +88,7 @@ bool ExpandableFilter::place(Table<S>& t, uint64_t& bucket, uint32_t& v) noexcep
     const uint32_t evicted = slot;
     slot = static_cast<S>(v);
     v = evicted;
-    bucket ^= top(kMasks[(v >> (W - 9)) & 0xff], level_);
+    bucket ^= top(kMasks[(v >> (W - 1 - kTagBits)) & (kTags - 1)], level_);
     v ^= uint32_t{1} << (W - 1);
     if (place_free(t, bucket, v)) return true;
   }
@@ -101,7 +101,7 @@ bool ExpandableFilter::insert_in(Table<S>& t, uint64_t h) {
   const Probe<S> p = probe<S>(h);
   const uint32_t len = new_remainder_bits(level_, wide_);
   // The key's pattern cut after `len` remainder bits, then the end marker.
-  uint32_t v = (p.k1 & ~((uint32_t{1} << (W - 9 - len)) - 1)) | (uint32_t{1} << (W - 10 - len));
+  uint32_t v = (p.k1 & ~((uint32_t{1} << (W - 1 - kTagBits - len)) - 1)) | (uint32_t{1} << (W - kOverheadBits - len));
   // Two distinct buckets full of exactly this entry (the key's own copies, but for a
   // collision of all its bits): they all move as the key would at every doubling, so
   // no growth makes room. (While the two buckets are one, doubling separates them.)
@@ -151,7 +151,7 @@ bool ExpandableFilter::erase_in(Table<S>& t, uint64_t h) noexcept {
     S* b = t.data() + bucket * kBucketSize;
     for (uint32_t j = 0; j < kBucketSize; ++j) {
       if (!matches(b[j], k)) continue;
-      const uint32_t len = W - 10 - static_cast<uint32_t>(std::countr_zero(static_cast<uint32_t>(b[j])));
+      const uint32_t len = W - kOverheadBits - static_cast<uint32_t>(std::countr_zero(static_cast<uint32_t>(b[j])));
       if (!best || len > best_len) {
         best = b + j;
         best_len = len;
@@ -164,7 +164,7 @@ bool ExpandableFilter::erase_in(Table<S>& t, uint64_t h) noexcept {
   for (size_t i = 0; i < stash_.size(); ++i) {
     const Homeless& e = stash_[i];
     if (!((e.bucket == p.b1 && matches(e.value, p.k1)) || (e.bucket == p.b2 && matches(e.value, p.k2)))) continue;
-    const uint32_t len = W - 10 - static_cast<uint32_t>(std::countr_zero(e.value));
+    const uint32_t len = W - kOverheadBits - static_cast<uint32_t>(std::countr_zero(e.value));
     if ((!best && stashed == stash_.size()) || len > best_len) {
       stashed = i;
       best_len = len;
@@ -191,7 +191,7 @@ template <class S, class D>
 void ExpandableFilter::move_entry(uint64_t i, uint32_t v, uint64_t out[2], uint32_t vals[2], int& n) const noexcept {
   constexpr uint32_t WS = sizeof(S) * 8, WD = sizeof(D) * 8;
   uint32_t w = v << (WD - WS);  // the same fields in a wider slot, if it is wider
-  if (static_cast<uint32_t>(std::countr_zero(w)) == WD - 10) {
+  if (static_cast<uint32_t>(std::countr_zero(w)) == WD - kOverheadBits) {
     out[0] = 2 * i;
     out[1] = 2 * i + 1;
     vals[0] = vals[1] = w;
@@ -199,11 +199,11 @@ void ExpandableFilter::move_entry(uint64_t i, uint32_t v, uint64_t out[2], uint3
     return;
   }
   const uint32_t side = w >> (WD - 1);
-  const uint32_t tag = (w >> (WD - 9)) & 0xff;
-  const uint32_t bit = (w >> (WD - 10)) & 1;
+  const uint32_t tag = (w >> (WD - 1 - kTagBits)) & (kTags - 1);
+  const uint32_t bit = (w >> (WD - kOverheadBits)) & 1;
   const uint32_t mask_bit = static_cast<uint32_t>(kMasks[tag] >> (63 - level_)) & 1;
-  const uint32_t high = w & ~((uint32_t{1} << (WD - 9)) - 1);
-  const uint32_t rest = w & ((uint32_t{1} << (WD - 10)) - 1);
+  const uint32_t high = w & ~((uint32_t{1} << (WD - 1 - kTagBits)) - 1);
+  const uint32_t rest = w & ((uint32_t{1} << (WD - kOverheadBits)) - 1);
   out[0] = 2 * i + (side ? bit ^ mask_bit : bit);
   vals[0] = high | (rest << 1);
   n = 1;
@@ -262,7 +262,7 @@ void ExpandableFilter::grow(std::span<const Homeless> victims) {
     t16_ = std::move(to);
   }
   ++level_;
-  std::array<uint64_t, 23> h{};
+  Histogram h{};
   for (size_t l = 1; l < hist_.size(); ++l) h[l - 1] = hist_[l];
   h[0] += 2 * hist_[0];
   entries_ = after;
@@ -291,9 +291,9 @@ void ExpandableFilter::recount() {
   auto check = [&](uint32_t v) {
     if (v == 0) return;
     const uint32_t z = static_cast<uint32_t>(std::countr_zero(v));
-    if (z > w - 10 || w - 10 - z > max_len)
+    if (z > w - kOverheadBits || w - kOverheadBits - z > max_len)
       throw Error(Errc::corrupt, "expandable filter: a slot holds an impossible entry (" + std::to_string(v) + ")");
-    ++hist_[w - 10 - z];
+    ++hist_[w - kOverheadBits - z];
     ++entries_;
   };
   if (wide_)

@@ -15,14 +15,14 @@
 // between two doublings) and its lookups are simpler.
 //
 // Layout. A slot is W = 16 or 32 bits: the side bit (0: the entry is in its key's
-// first bucket, 1: in its second), an 8-bit tag (the hash's low byte), then L
+// first bucket, 1: in its second), a 6-bit tag (the hash's low 6 bits), then L
 // remainder bits (the hash bits following the q address bits), a 1 bit and zeros
 // (the 1 marks where the remainder ends, so L varies entry by entry; 0 is an empty
 // slot). A key's first bucket is the top q bits of its hash; its second is the first
 // XOR the top q bits of a 64-bit mask drawn from the tag, so both can be doubled in
 // place: bucket i's entries go to 2i or 2i+1, chosen by the entry's first remainder
 // bit (for the second bucket, that bit XOR the mask's next bit). New entries get the
-// longest remainder the slot holds (W - 10 bits).
+// longest remainder the slot holds (W - 8 bits).
 //
 // Guarantees
 //  * No false negatives, after any sequence of insert / erase of keys that were
@@ -34,15 +34,15 @@
 //    longer known) is copied into both buckets it may belong to at each doubling, as
 //    InfiniFilter does with its void entries: it keeps matching its key, and
 //    matches any key with its tag in those buckets. Such copies come from the
-//    entries written W - 10 or more doublings ago: each such generation adds about
-//    0.03 copies per bucket with 16-bit slots (docs/decisions/0035 has the figures).
+//    entries written W - 8 or more doublings ago: each such generation adds about
+//    0.007 copies per bucket with 16-bit slots (docs/decisions/0035 has the figures).
 //  * False-positive rate: a stored entry with an L-bit remainder matches an absent key
-//    with probability 2^-(8+L) / m (m buckets), so the rate is at most
-//    fpp_bound() = sum over entries of 2^-(8+L) / m. Doubling leaves this sum unchanged
+//    with probability 2^-(6+L) / m (m buckets), so the rate is at most
+//    fpp_bound() = sum over entries of 2^-(6+L) / m. Doubling leaves this sum unchanged
 //    (each entry's remainder loses one bit as m doubles); only inserts raise it. At
 //    each doubling the filter checks that filling the doubled table with new entries
 //    keeps the bound at or below the target; if a 16-bit table would not, the
-//    doubling widens its slots to 32 bits (new entries then keep 22 bits). So
+//    doubling widens its slots to 32 bits (new entries then keep 24 bits). So
 //    fpp_bound() <= target at every size; the measured rate is close to it.
 //  * Erase removes, among the entries matching the key in its own side of its two
 //    buckets, the one with the longest remainder. Any other inserted key that entry
@@ -94,7 +94,12 @@ namespace amq {
 class ExpandableFilter {
  public:
   static constexpr uint32_t kBucketSize = 4;
-  static constexpr uint32_t kTagBits = 8;
+  static constexpr uint32_t kTagBits = 6;
+  static constexpr uint32_t kTags = uint32_t{1} << kTagBits;
+  // A slot's bits besides its remainder: the side bit, the tag and the end marker.
+  static constexpr uint32_t kOverheadBits = kTagBits + 2;
+  // Entries by remainder length L = 0 .. 32 - kOverheadBits.
+  using Histogram = std::array<uint64_t, 32 - kOverheadBits + 1>;
   static constexpr double kMaxLoad = 0.93;      // a doubling comes before the table is fuller
   static constexpr uint32_t kMaxLevel = 36;     // at most 2^36 buckets
   static constexpr uint32_t kAddressBits = 56;  // address and remainder bits come from the top 56
@@ -141,10 +146,10 @@ class ExpandableFilter {
   uint32_t slot_bits() const noexcept { return wide_ ? 32 : 16; }
   double load_factor() const noexcept { return static_cast<double>(entries_) / static_cast<double>(slots()); }
   double target_fpp() const noexcept { return fpp_; }
-  // sum over entries of 2^-(8+L) / m: an upper bound on the false-positive rate now.
+  // sum over entries of 2^-(6+L) / m: an upper bound on the false-positive rate now.
   double fpp_bound() const noexcept;
-  // Entries by remainder length: histogram()[L], L = 0 .. slot_bits() - 10.
-  const std::array<uint64_t, 23>& histogram() const noexcept { return hist_; }
+  // Entries by remainder length: histogram()[L], L = 0 .. slot_bits() - 8.
+  const Histogram& histogram() const noexcept { return hist_; }
   size_t size_in_bytes() const noexcept { return slots() * (slot_bits() / 8); }
   uint64_t seed() const noexcept { return seed_; }
   // The bytes of the slot array (little-endian W-bit slots, bucket by bucket).
@@ -175,9 +180,9 @@ class ExpandableFilter {
 
   // The 64-bit mask of each tag: a key's second bucket is its first XOR the mask's
   // top q bits.
-  static constexpr std::array<uint64_t, 256> kMasks = [] {
-    std::array<uint64_t, 256> m{};
-    for (uint64_t t = 0; t < 256; ++t) m[t] = detail::splitmix64(t * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL);
+  static constexpr std::array<uint64_t, kTags> kMasks = [] {
+    std::array<uint64_t, kTags> m{};
+    for (uint64_t t = 0; t < kTags; ++t) m[t] = detail::splitmix64(t * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL);
     return m;
   }();
   // The top q bits of x (0 when q = 0, without a shift by 64).
@@ -191,12 +196,12 @@ class ExpandableFilter {
   template <class S>
   Probe<S> probe(uint64_t h) const noexcept {
     constexpr uint32_t W = sizeof(S) * 8;
-    const uint32_t tag = static_cast<uint32_t>(h & 0xff);
+    const uint32_t tag = static_cast<uint32_t>(h & (kTags - 1));
     const uint64_t b1 = top(h, level_);
     const uint64_t b2 = b1 ^ top(kMasks[tag], level_);
-    // The remainder: the W - 10 bits after the address bits, above a 0 bit.
-    const uint32_t rem = static_cast<uint32_t>((h << level_) >> (64 - (W - 10))) << 1;
-    const uint32_t k = (tag << (W - 9)) | rem;
+    // The remainder: the W - 8 bits after the address bits, above a 0 bit.
+    const uint32_t rem = static_cast<uint32_t>((h << level_) >> (64 - (W - kOverheadBits))) << 1;
+    const uint32_t k = (tag << (W - 1 - kTagBits)) | rem;
     return {b1, b2, k, k | (uint32_t{1} << (W - 1))};
   }
   // The slot matches the pattern: occupied, and equal above its end marker.
@@ -265,7 +270,7 @@ class ExpandableFilter {
   bool stash_matches(uint64_t b1, uint64_t b2, uint32_t k1, uint32_t k2) const noexcept;
   uint32_t new_remainder_bits(uint32_t level, bool wide) const noexcept {
     const uint32_t room = kAddressBits - std::min(level, kAddressBits);
-    return std::min((wide ? 32u : 16u) - 10, room);
+    return std::min((wide ? 32u : 16u) - kOverheadBits, room);
   }
   double projected_bound(uint32_t level, bool wide, double bound, uint64_t entries) const noexcept;
   void recount();
@@ -285,7 +290,7 @@ class ExpandableFilter {
   uint64_t seed_ = 0;
   uint64_t items_ = 0;
   uint64_t entries_ = 0;
-  std::array<uint64_t, 23> hist_{};
+  Histogram hist_{};
   std::vector<Homeless> stash_;
   uint64_t rng_ = 0x9e3779b97f4a7c15ULL;
 };
