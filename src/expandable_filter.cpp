@@ -59,7 +59,7 @@ bool ExpandableFilter::insert_hash(uint64_t h) {
   if (static_cast<double>(entries_ + 1) > kMaxLoad * static_cast<double>(slots())) {
     if (level_ >= kMaxLevel)
       throw Error(Errc::too_large, "expandable filter: the table has 2^36 buckets and cannot grow further");
-    grow({});
+    grow();
   }
   if (!(wide_ ? insert_in(t32_, h) : insert_in(t16_, h))) return false;
   ++items_;
@@ -106,17 +106,22 @@ bool ExpandableFilter::insert_in(Table<S>& t, uint64_t h) {
   // collision of all its bits): they all move as the key would at every doubling, so
   // no growth makes room. (While the two buckets are one, doubling separates them.)
   if (p.b1 != p.b2 && full_of_copies(t, p, v)) return false;
+  // Room for one entry in the stash, taken before anything changes: from here on
+  // nothing allocates until the entry left over by a kick chain has a place.
+  stash_.reserve(stash_.size() + 1);
   ++hist_[len];
   ++entries_;
   if (place_free(t, p.b1, v)) return true;
   v |= uint32_t{1} << (W - 1);
   uint64_t bucket = p.b2;
   if (place(t, bucket, v)) return true;
-  const Homeless homeless{bucket, v};
-  // Below this load a kick chain fails only where entries that cannot move apart
-  // (void copies, one key's copies) fill a bucket pair, which no doubling undoes.
-  if (load_factor() < kGrowOnFailLoad) stash_.push_back(homeless);
-  else grow(std::span(&homeless, 1));
+  // The entry left over goes to the stash. Below kGrowOnFailLoad a kick chain fails
+  // only where entries that cannot move apart (void copies, one key's copies) fill a
+  // bucket pair, which no doubling undoes; above it, a doubling takes the stash's
+  // entries back into the table (and if it throws std::bad_alloc, the entry is safe
+  // in the stash).
+  stash_.push_back({bucket, v});
+  if (load_factor() >= kGrowOnFailLoad && level_ < kMaxLevel) grow();
   return true;
 }
 
@@ -226,39 +231,41 @@ void ExpandableFilter::double_into(const Table<S>& from, Table<D>& to) {
   }
 }
 
-void ExpandableFilter::grow(std::span<const Homeless> victims) {
+void ExpandableFilter::grow() {
   // The bound is unchanged by doubling; filling the doubled table adds to it.
   const uint64_t after = entries_ + hist_[0];
   const bool widen = !wide_ && projected_bound(level_ + 1, false, fpp_bound(), after) > kWidenAt * fpp_;
   std::vector<Homeless> moved;
-  auto move_victims = [&]<class S, class D>() {
-    for (auto list : {victims, std::span<const Homeless>(stash_)})
-      for (const Homeless& h : list) {
-        uint64_t out[2];
-        uint32_t vals[2];
-        int n = 0;
-        move_entry<S, D>(h.bucket, h.value, out, vals, n);
-        for (int k = 0; k < n; ++k) moved.push_back({out[k], vals[k]});
-      }
+  auto move_stash = [&]<class S, class D>() {
+    for (const Homeless& h : stash_) {
+      uint64_t out[2];
+      uint32_t vals[2];
+      int n = 0;
+      move_entry<S, D>(h.bucket, h.value, out, vals, n);
+      for (int k = 0; k < n; ++k) moved.push_back({out[k], vals[k]});
+    }
+    // Room for every moved entry before the stash is emptied, so entries that find no
+    // slot below go back without allocating once the tables are swapped.
+    stash_.reserve(moved.size());
     stash_.clear();
   };
   const size_t new_slots = 2 * slots();
   if (wide_) {
     Table<uint32_t> to(new_slots, 0);
     double_into(t32_, to);
-    move_victims.template operator()<uint32_t, uint32_t>();
+    move_stash.template operator()<uint32_t, uint32_t>();
     t32_ = std::move(to);
   } else if (widen) {
     Table<uint32_t> to(new_slots, 0);
     double_into(t16_, to);
-    move_victims.template operator()<uint16_t, uint32_t>();
+    move_stash.template operator()<uint16_t, uint32_t>();
     Table<uint16_t>().swap(t16_);
     t32_ = std::move(to);
     wide_ = true;
   } else {
     Table<uint16_t> to(new_slots, 0);
     double_into(t16_, to);
-    move_victims.template operator()<uint16_t, uint16_t>();
+    move_stash.template operator()<uint16_t, uint16_t>();
     t16_ = std::move(to);
   }
   ++level_;
@@ -387,8 +394,8 @@ ExpandableFilter ExpandableFilter::load(std::span<const std::byte> file) {
   }
   f.recount();
   if (f.entries_ != entries)
-    throw Error(Errc::corrupt, "expandable filter: header counts " + std::to_string(entries) + " entries, the table holds " +
-                                   std::to_string(f.entries_));
+    throw Error(Errc::corrupt, "expandable filter: header counts " + std::to_string(entries) +
+                                   " entries, the table holds " + std::to_string(f.entries_));
   if (items > entries)
     throw Error(Errc::corrupt, "expandable filter: " + std::to_string(items) + " keys in " +
                                    std::to_string(entries) + " entries");

@@ -263,10 +263,9 @@ class ExpandableFilter {
   void double_into(const Table<S>& from, Table<D>& to);
   template <class S, class D>
   void move_entry(uint64_t bucket, uint32_t v, uint64_t out[2], uint32_t vals[2], int& n) const noexcept;
-  // Doubles the table, then places `victims` (entries of the current level that a
-  // kick chain left without a slot) and the stash's entries; those that still find no
-  // slot stay in (or go to) the stash.
-  void grow(std::span<const Homeless> victims);
+  // Doubles the table, then places the stash's entries (among them the one a failed
+  // kick chain left over); those that still find no slot stay in the stash.
+  void grow();
   bool stash_matches(uint64_t b1, uint64_t b2, uint32_t k1, uint32_t k2) const noexcept;
   uint32_t new_remainder_bits(uint32_t level, bool wide) const noexcept {
     const uint32_t room = kAddressBits - std::min(level, kAddressBits);
