@@ -1,5 +1,5 @@
-// amq/expandable_filter.hpp — a filter that grows by doubling one table, at nearly
-// a static filter's space and speed: a bucketed cuckoo table of 2^q buckets whose
+// amq/expandable_filter.hpp — a filter that grows by doubling one table in place:
+// a bucketed cuckoo table of 2^q buckets whose
 // entries keep the key's hash bits that are not yet address bits. Doubling the
 // table turns one stored bit of every entry into one more address bit (the idea of
 // InfiniFilter, Dayan, Bercea, Reviriego & Pagh, SIGMOD 2023, and of Taffy filters,
@@ -7,12 +7,13 @@
 // one linear pass that never fails; entries written later, into a larger table, keep
 // more bits, so the false-positive rate stays bounded as the filter grows.
 //
-// Choose it when the number of keys is not known in advance: it answers a lookup with
-// two buckets (two cache lines at most) however far it has grown, where
-// ScalableCuckooFilter probes one table per growth step and spends 2-3x the bits.
-// Choose CuckooFilter when the capacity is known: a static table is sized exactly and
-// is smaller (this one is between 47% and 93% full, depending on where the count falls
-// between two doublings) and its lookups are simpler.
+// Choose it over ScalableCuckooFilter when the number of keys is not known in advance
+// and lookups matter: it answers a lookup with two buckets (two cache lines at most)
+// however far it has grown, where ScalableCuckooFilter probes one table per growth
+// step; their memory is comparable (this one is between 47% and 93% full, depending on
+// where the count falls between two doublings, with 16-bit slots, or 32-bit ones for
+// tight targets or very long growth). Choose CuckooFilter when the capacity is known: a
+// static table is sized exactly, about half the bits, and its lookups are simpler.
 //
 // Layout. A slot is W = 16 or 32 bits: the side bit (0: the entry is in its key's
 // first bucket, 1: in its second), a 6-bit tag (the hash's low 6 bits), then L
@@ -27,9 +28,10 @@
 // Guarantees
 //  * No false negatives, after any sequence of insert / erase of keys that were
 //    inserted: contains(k) is true while k has been inserted more times than erased.
-//    A full table, or a kick chain that cannot end, doubles the table (an entry
-//    evicted by the failed chain is placed in the doubled table); insert refuses only
-//    a 9th copy of one key (both its buckets full of it), leaving the filter as it was.
+//    A table at load 0.93 doubles before the insert; a kick chain that cannot end
+//    leaves one entry over, which goes to the stash (below) and, at load 0.75 or
+//    more, back into the table doubled. insert refuses only a 9th copy of one key
+//    (both its buckets full of it), leaving the filter as it was.
 //  * An entry whose remainder has run out (L = 0: its key's next address bit is no
 //    longer known) is copied into both buckets it may belong to at each doubling, as
 //    InfiniFilter does with its void entries: it keeps matching its key, and
@@ -41,7 +43,7 @@
 //    fpp_bound() = sum over entries of 2^-(6+L) / m. Doubling leaves this sum unchanged
 //    (each entry's remainder loses one bit as m doubles); only inserts raise it. At
 //    each doubling the filter checks that filling the doubled table with new entries
-//    keeps the bound at or below the target; if a 16-bit table would not, the
+//    keeps the bound at or below 0.9 x the target; if a 16-bit table would not, the
 //    doubling widens its slots to 32 bits (new entries then keep 24 bits). So
 //    fpp_bound() <= target at every size; the measured rate is close to it.
 //  * Erase removes, among the entries matching the key in its own side of its two
@@ -62,8 +64,8 @@
 //
 // Complexity and memory. insert is amortised O(1): a doubling moves every slot once,
 // and doublings come at geometrically spaced sizes; the longest single insert is one
-// doubling (a pass over the table, with the old and the new table, 3x the table's
-// memory, held at once). contains, count and erase read two buckets of 4 slots (8 or
+// doubling (a pass over the table, with the old and the new table held at once: 3x
+// the old table's memory, 5x when the slots widen). contains, count and erase read two buckets of 4 slots (8 or
 // 16 bytes each). Memory is 4 W bits per bucket: W / load bits per key, load between
 // 0.465 and 0.93. Grows to 2^36 buckets; an insert that needs more throws
 // Errc::too_large and changes nothing.
