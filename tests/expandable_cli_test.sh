@@ -46,6 +46,23 @@ check "info kind" 1 "$("$AMQ" info --json "$T/e.amq" | grep -c '"kind":"expandab
 info=$("$AMQ" info "$T/e.amq")
 check "info shows the target" 1 "$(grep -cE '^fpp +0.01$' <<< "$info")"
 
+# Copies: a build inserts a repeated line once; add stores copies up to 8 (two buckets
+# of 4), and refuses the 9th with a message that says why.
+seq -f 'word%g' 3000 > "$T/words"
+for i in $(seq 20); do cat "$T/words"; done | "$AMQ" build -t expandable -o "$T/d.amq"
+check "build of 20 copies of 3000 words" 0 $?
+check "holds 3000" 3000 "$("$AMQ" info --json "$T/d.amq" | grep -o '"items":[0-9]*' | cut -d: -f2)"
+"$AMQ" build -t expandable -n 100000 -o "$T/c.amq" "$T/words"
+"$AMQ" add "$T/c.amq" word1 word1 word1 word1 word1 word1 word1
+check "add of copies up to 8" 0 $?
+before=$(cksum < "$T/c.amq")
+"$AMQ" add "$T/c.amq" word1 2> "$T/err"
+check "add of a 9th copy refused" 2 $?
+check "the error names the file and the cause" 1 "$(grep -c "^amq: $T/c.amq: .*at most 8 copies of one key" "$T/err")"
+check "file unchanged" "$before" "$(cksum < "$T/c.amq")"
+"$AMQ" remove "$T/c.amq" word1 2> "$T/err"
+check "remove without --only-inserted refused" 2 $?
+
 # Errors: exit 2, one line on stderr starting "amq: " and naming the file.
 head -c 100 "$T/e.amq" > "$T/cut.amq"
 "$AMQ" query "$T/cut.amq" 1 > "$T/out" 2> "$T/err"
