@@ -83,8 +83,10 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "amq/detail/huge_pages.hpp"
@@ -208,17 +210,27 @@ class ExpandableFilter {
   }
   // The slot matches the pattern: occupied, and equal above its end marker.
   static bool matches(uint32_t v, uint32_t k) noexcept { return v != 0 && ((v ^ k) & ~(v ^ (v - 1))) == 0; }
-  template <class S>
-  static bool test_bucket(const S* b, uint32_t k) noexcept {
-    bool r = false;
-    for (uint32_t j = 0; j < kBucketSize; ++j) r |= matches(b[j], k);
-    return r;
-  }
+  typedef uint16_t Lanes16 __attribute__((vector_size(16)));
+  typedef uint32_t Lanes32 __attribute__((vector_size(32)));
+  // Both buckets' 8 slots tested at once, lane by lane (16- or 32-bit lanes): slot v
+  // matches pattern k when v ^ k has no bit above v's lowest set bit (its end
+  // marker), that is v ^ k < 2 (v & -v); an empty slot (v = 0) never does.
   template <class S>
   bool test(const Table<S>& t, const Probe<S>& p) const noexcept {
-    const bool first = test_bucket(t.data() + p.b1 * kBucketSize, p.k1);
-    const bool second = test_bucket(t.data() + p.b2 * kBucketSize, p.k2);
-    return first | second;  // both buckets loaded, no branch between them
+    using Lanes = std::conditional_t<sizeof(S) == 2, Lanes16, Lanes32>;
+    Lanes v;
+    std::memcpy(&v, t.data() + p.b1 * kBucketSize, kBucketSize * sizeof(S));
+    std::memcpy(reinterpret_cast<char*>(&v) + kBucketSize * sizeof(S), t.data() + p.b2 * kBucketSize,
+                kBucketSize * sizeof(S));
+    const S k1 = static_cast<S>(p.k1), k2 = static_cast<S>(p.k2);
+    const Lanes k = {k1, k1, k1, k1, k2, k2, k2, k2};
+    const Lanes low = v & -v;
+    const auto hit = (v ^ k) < (low << 1);
+    uint64_t words[sizeof(hit) / 8];
+    std::memcpy(words, &hit, sizeof(hit));
+    uint64_t any = 0;
+    for (uint64_t w : words) any |= w;
+    return any != 0;
   }
   template <class S>
   bool contains_in(const Table<S>& t, uint64_t h) const noexcept {
