@@ -108,7 +108,7 @@ bool ExpandableFilter::insert_in(Table<S>& t, uint64_t h) {
   if (p.b1 != p.b2 && full_of_copies(t, p, v)) return false;
   // Room for one entry in the stash, taken before anything changes: from here on
   // nothing allocates until the entry left over by a kick chain has a place.
-  stash_.reserve(stash_.size() + 1);
+  if (stash_.size() == stash_.capacity()) stash_.reserve(2 * stash_.size() + 1);
   ++hist_[len];
   ++entries_;
   if (place_free(t, p.b1, v)) return true;
