@@ -3,6 +3,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "amq/error.hpp"
 #include "amq/expandable_filter.hpp"
@@ -33,6 +34,7 @@ class AnyExpandable final : public FilterAdapter<ExpandableFilter, Kind::expanda
                 {"entries", std::to_string(s_.entries())},
                 {"load", fmt_double(s_.load_factor())},
                 {"fpp_bound", fmt_double(s_.fpp_bound())},
+                {"stash", std::to_string(s_.stash_size())},
                 {"hasher", "xxh3"},
                 {"seed", std::to_string(s_.seed())}};
     return i;
@@ -44,14 +46,17 @@ class AnyExpandable final : public FilterAdapter<ExpandableFilter, Kind::expanda
 
 std::unique_ptr<AnySet> build_expandable(const BuildOptions& o, std::span<const Bytes> keys) {
   require_format(o, {"amq"}, Kind::expandable);
-  // A key repeated in the input is inserted once, as the cuckoo kinds do.
+  // A key repeated in the input is inserted once, as the cuckoo kinds do; the
+  // capacity defaults to the distinct keys given (the filter grows past it).
   std::unordered_set<std::string_view> seen;
   seen.reserve(keys.size());
-  ExpandableFilter f(o.capacity.value_or(1), o.fpp, o.seed);
-  for (Bytes k : keys) {
-    if (!seen.insert(std::string_view(reinterpret_cast<const char*>(k.data()), k.size())).second) continue;
+  std::vector<Bytes> first;
+  first.reserve(keys.size());
+  for (Bytes k : keys)
+    if (seen.insert(std::string_view(reinterpret_cast<const char*>(k.data()), k.size())).second) first.push_back(k);
+  ExpandableFilter f(o.capacity.value_or(first.size()), o.fpp, o.seed);
+  for (Bytes k : first)
     if (!f.insert(k)) throw Error(Errc::full, copies_refused(f, k));
-  }
   return std::make_unique<AnyExpandable>(std::move(f));
 }
 

@@ -46,6 +46,13 @@ check "info kind" 1 "$("$AMQ" info --json "$T/e.amq" | grep -c '"kind":"expandab
 info=$("$AMQ" info "$T/e.amq")
 check "info shows the target" 1 "$(grep -cE '^fpp +0.01$' <<< "$info")"
 
+# Without -n the capacity is the distinct keys given: no growth, so no void copies.
+"$AMQ" build -t expandable -o "$T/n.amq" "$T/keys"
+check "default capacity: entries = keys" 1 "$("$AMQ" info --json "$T/n.amq" | grep -c '"entries":"2000"')"
+"$AMQ" build -t expandable -n 1 -o "$T/one.amq" "$T/keys"
+entries=$("$AMQ" info --json "$T/one.amq" | grep -o '"entries":"[0-9]*"' | grep -o '[0-9]*')
+[ "$entries" -gt 2000 ]; check "grown from 1: void copies ($entries entries)" 0 $?
+
 # Copies: a build inserts a repeated line once; add stores copies up to 8 (two buckets
 # of 4), and refuses the 9th with a message that says why.
 seq -f 'word%g' 3000 > "$T/words"
