@@ -48,6 +48,7 @@ uint64_t bytes_gcs(const BuildOptions&, std::span<const Bytes>);
 uint64_t bytes_succinct(const BuildOptions&, std::span<const Bytes>);
 uint64_t bytes_binary_fuse(const BuildOptions&, std::span<const Bytes>);
 uint64_t bytes_ribbon(const BuildOptions&, std::span<const Bytes>);
+uint64_t bytes_expandable(const BuildOptions&, std::span<const Bytes>);
 
 std::unique_ptr<AnySet> build_bloom(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_bloom(std::span<const std::byte> file, bool guava);
@@ -65,6 +66,8 @@ std::unique_ptr<AnySet> load_gcs(std::span<const std::byte> file);
 std::unique_ptr<AnySet> load_gcs_outside(std::span<const std::byte> file, const LoadOptions& options);  // bip158, cache-digest
 std::unique_ptr<AnySet> build_succinct(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_succinct(std::span<const std::byte> file);
+std::unique_ptr<AnySet> build_expandable(const BuildOptions&, std::span<const Bytes>);
+std::unique_ptr<AnySet> load_expandable(std::span<const std::byte> file);
 std::unique_ptr<AnySet> open_succinct(const std::string& path);  // memory-mapped
 std::unique_ptr<AnySet> build_binary_fuse(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_binary_fuse(std::span<const std::byte> file);

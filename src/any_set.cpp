@@ -134,6 +134,7 @@ std::unique_ptr<AnySet> build_kind(Kind kind, const BuildOptions& options, std::
     case Kind::succinct: return detail::build_succinct(options, keys);
     case Kind::binary_fuse: return detail::build_binary_fuse(options, keys);
     case Kind::ribbon: return detail::build_ribbon(options, keys);
+    case Kind::expandable: return detail::build_expandable(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -153,6 +154,7 @@ uint64_t build_bytes(Kind kind, const BuildOptions& options, std::span<const Byt
     case Kind::succinct: return detail::bytes_succinct(options, keys);
     case Kind::binary_fuse: return detail::bytes_binary_fuse(options, keys);
     case Kind::ribbon: return detail::bytes_ribbon(options, keys);
+    case Kind::expandable: return detail::bytes_expandable(options, keys);
     default: break;
   }
   throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
@@ -214,6 +216,7 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
     case Kind::succinct: return with_key_type(detail::load_succinct(file), key_type);
     case Kind::binary_fuse: return with_key_type(detail::load_binary_fuse(file), key_type);
     case Kind::ribbon: return with_key_type(detail::load_ribbon(file), key_type);
+    case Kind::expandable: return with_key_type(detail::load_expandable(file), key_type);
     default: break;
   }
   throw Error(Errc::unsupported, "reading a " + std::string(kind_name(kind.value_or(Kind{}))) +

@@ -17,7 +17,7 @@ constexpr std::array<std::byte, 8> kMagic = {std::byte{'A'},  std::byte{'M'},  s
 
 constexpr Kind kKinds[] = {Kind::bloom,           Kind::blocked_bloom, Kind::scalable_bloom, Kind::cuckoo,
                            Kind::scalable_cuckoo, Kind::gcs,           Kind::succinct,
-                             Kind::binary_fuse, Kind::ribbon};
+                             Kind::binary_fuse, Kind::ribbon, Kind::expandable};
 
 constexpr uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 
@@ -40,6 +40,7 @@ std::string_view kind_name(Kind kind) noexcept {
     case Kind::succinct: return "succinct";
     case Kind::binary_fuse: return "binary-fuse";
     case Kind::ribbon: return "ribbon";
+    case Kind::expandable: return "expandable";
   }
   return "unknown";
 }

@@ -257,6 +257,7 @@ inline void finish_row(Row& row, const Dataset& d) {
 void bench_bloom(const Options&, const Dataset&, const Sink&);
 void bench_bloom_family(const Options&, const Dataset&, const Sink&);
 void bench_cuckoo(const Options&, const Dataset&, const Sink&);
+void bench_expandable(const Options&, const Dataset&, const Sink&);
 void bench_store(const Options&, const Dataset&, const Sink&);
 void bench_redis(const Options&, const Dataset&, const Sink&);
 void bench_gcs(const Options&, const Dataset&, const Sink&);

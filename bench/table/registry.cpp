@@ -9,6 +9,7 @@ const std::pair<const char*, Fn> benches[] = {
     {"bloom", bench_bloom},
     {"bloom-family", bench_bloom_family},
     {"cuckoo", bench_cuckoo},
+    {"expandable", bench_expandable},
     {"store", bench_store},
     {"redis", bench_redis},
     {"gcs", bench_gcs},

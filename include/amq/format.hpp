@@ -44,6 +44,7 @@ enum class Kind : uint16_t {
   succinct = 7,         // SuccinctSet
   binary_fuse = 8,      // BinaryFuseFilter
   ribbon = 9,           // RibbonFilter
+  expandable = 10,      // ExpandableFilter
 };
 
 // What the keys of a set are, recorded in its container (header byte 12) so that the

@@ -1,0 +1,311 @@
+// amq/expandable_filter.hpp — a filter that grows by doubling one table in place:
+// a bucketed cuckoo table of 2^q buckets whose
+// entries keep the key's hash bits that are not yet address bits. Doubling the
+// table turns one stored bit of every entry into one more address bit (the idea of
+// InfiniFilter, Dayan, Bercea, Reviriego & Pagh, SIGMOD 2023, and of Taffy filters,
+// Apple 2021), so an entry moves only from bucket i to bucket 2i or 2i+1 and growth is
+// one linear pass that never fails; entries written later, into a larger table, keep
+// more bits, so the false-positive rate stays bounded as the filter grows.
+//
+// Choose it over ScalableCuckooFilter when the number of keys is not known in advance
+// and lookups matter: it answers a lookup with two buckets (two cache lines at most)
+// however far it has grown, where ScalableCuckooFilter probes one table per growth
+// step; their memory is comparable (this one is between 47% and 93% full, depending on
+// where the count falls between two doublings, with 16-bit slots, or 32-bit ones for
+// tight targets or very long growth). Choose CuckooFilter when the capacity is known: a
+// static table is sized exactly, about half the bits, and its lookups are simpler.
+//
+// Layout. A slot is W = 16 or 32 bits: the side bit (0: the entry is in its key's
+// first bucket, 1: in its second), a 6-bit tag (the hash's low 6 bits), then L
+// remainder bits (the hash bits following the q address bits), a 1 bit and zeros
+// (the 1 marks where the remainder ends, so L varies entry by entry; 0 is an empty
+// slot). A key's first bucket is the top q bits of its hash; its second is the first
+// XOR the top q bits of a 64-bit mask drawn from the tag, so both can be doubled in
+// place: bucket i's entries go to 2i or 2i+1, chosen by the entry's first remainder
+// bit (for the second bucket, that bit XOR the mask's next bit). New entries get the
+// longest remainder the slot holds (W - 8 bits).
+//
+// Guarantees
+//  * No false negatives, after any sequence of insert / erase of keys that were
+//    inserted: contains(k) is true while k has been inserted more times than erased.
+//    A table at load 0.93 doubles before the insert; a kick chain that cannot end
+//    leaves one entry over, which goes to the stash (below) and, at load 0.75 or
+//    more, back into the table doubled. insert refuses only a 9th copy of one key
+//    (both its buckets full of it), leaving the filter as it was.
+//  * An entry whose remainder has run out (L = 0: its key's next address bit is no
+//    longer known) is copied into both buckets it may belong to at each doubling, as
+//    InfiniFilter does with its void entries: it keeps matching its key, and
+//    matches any key with its tag in those buckets. Such copies come from the
+//    entries written W - 8 or more doublings ago: each such generation adds about
+//    0.007 copies per bucket with 16-bit slots (docs/decisions/0035 has the figures).
+//  * False-positive rate: a stored entry with an L-bit remainder matches an absent key
+//    with probability 2^-(6+L) / m (m buckets), so the rate is at most
+//    fpp_bound() = sum over entries of 2^-(6+L) / m. Doubling leaves this sum unchanged
+//    (each entry's remainder loses one bit as m doubles); only inserts raise it. At
+//    each doubling the filter checks that filling the doubled table with new entries
+//    keeps the bound at or below 0.9 x the target; if a 16-bit table would not, the
+//    doubling widens its slots to 32 bits (new entries then keep 24 bits). So
+//    fpp_bound() <= target at every size; the measured rate is close to it.
+//  * Erase removes, among the entries matching the key in its own side of its two
+//    buckets, the one with the longest remainder. Any other inserted key that entry
+//    belonged to agrees with the erased key on every bit the shorter entries keep, so
+//    it still finds one of them: erasing an inserted key never causes another inserted
+//    key's false negative. Erasing a key never inserted may remove another key's entry
+//    (as in any cuckoo filter): only erase keys you inserted.
+//  * Stash. A bucket pair filled with void copies stays full at every doubling, so an
+//    entry a kick chain cannot place there (below load 0.75, or after a doubling) is
+//    kept in a stash, a list scanned by lookups while it is not empty. With distinct
+//    keys it stays empty or nearly so; many copies of keys inserted while the table
+//    was small fill it (each copy of a key beyond its two buckets' 8 slots).
+//  * count(k) is the number of matching entries: at least the copies of k still
+//    inserted; more with collisions and with void entries' copies.
+//  * Not thread-safe: no concurrent calls while any call modifies the filter;
+//    concurrent const calls are safe.
+//
+// Complexity and memory. insert is amortised O(1): a doubling moves every slot once,
+// and doublings come at geometrically spaced sizes; the longest single insert is one
+// doubling (a pass over the table, with the old and the new table held at once: 3x
+// the old table's memory, 5x when the slots widen). contains, count and erase read two buckets of 4 slots (8 or
+// 16 bytes each). Memory is 4 W bits per bucket: W / load bits per key, load between
+// 0.465 and 0.93. Grows to 2^36 buckets; an insert that needs more throws
+// Errc::too_large and changes nothing.
+//
+//   amq::ExpandableFilter f(1, 0.01);        // capacity 1, 1% target
+//   for (uint64_t k = 0; k < 1'000'000; ++k) f.insert(k);  // grows as needed
+//   bool maybe = f.contains(uint64_t{17});   // true
+//   f.erase(uint64_t{17});                   // true: one copy removed
+//   auto bytes = f.serialize();              // amq container, Kind::expandable
+//   auto g = amq::ExpandableFilter::load(bytes);
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "amq/detail/huge_pages.hpp"
+#include "amq/detail/prefetch.hpp"
+#include "amq/hash.hpp"
+
+namespace amq {
+
+class ExpandableFilter {
+ public:
+  static constexpr uint32_t kBucketSize = 4;
+  static constexpr uint32_t kTagBits = 6;
+  static constexpr uint32_t kTags = uint32_t{1} << kTagBits;
+  // A slot's bits besides its remainder: the side bit, the tag and the end marker.
+  static constexpr uint32_t kOverheadBits = kTagBits + 2;
+  // Entries by remainder length L = 0 .. 32 - kOverheadBits.
+  using Histogram = std::array<uint64_t, 32 - kOverheadBits + 1>;
+  static constexpr double kMaxLoad = 0.93;      // a doubling comes before the table is fuller
+  static constexpr uint32_t kMaxLevel = 36;     // at most 2^36 buckets
+  static constexpr uint32_t kAddressBits = 56;  // address and remainder bits come from the top 56
+  static constexpr uint32_t kMaxKicks = 500;
+
+  // A filter for `capacity` keys (1 or more; it grows past them) at false-positive
+  // rate at most `fpp` (in [1e-5, 0.5]); Error(invalid_argument) otherwise.
+  explicit ExpandableFilter(uint64_t capacity = 1, double fpp = 0.01, uint64_t seed = 0);
+
+  // Stores one more copy of the key, growing the table when needed: true. False
+  // (nothing changed) only when the key's two buckets are full of entries matching
+  // it, as with 8 copies of one key (a cuckoo filter's limit: such entries move
+  // together at every doubling). Throws only Error(too_large) beyond 2^36 buckets
+  // (the filter unchanged), or std::bad_alloc.
+  bool insert(KeyView key) { return insert_hash(hash(key)); }
+  // True if the key may be in the set; false means surely absent.
+  bool contains(KeyView key) const noexcept { return contains_hash(hash(key)); }
+  // Batched contains: out[i] = contains(keys[i]); returns how many are true. Key
+  // i + kBatch is hashed and both its buckets prefetched while key i is tested.
+  template <class Keys>
+  size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
+    return wide_ ? contains_many_in(t32_, keys, out) : contains_many_in(t16_, keys, out);
+  }
+  // Removes one copy of the key (the matching entry with the longest remainder);
+  // false if none matched.
+  bool erase(KeyView key) noexcept { return erase_hash(hash(key)); }
+  // Matching entries in the key's two buckets.
+  size_t count(KeyView key) const noexcept { return count_hash(hash(key)); }
+
+  bool insert_hash(uint64_t h);
+  bool contains_hash(uint64_t h) const noexcept {
+    return wide_ ? contains_in(t32_, h) : contains_in(t16_, h);
+  }
+  bool erase_hash(uint64_t h) noexcept;
+  size_t count_hash(uint64_t h) const noexcept;
+
+  uint64_t size() const noexcept { return items_; }      // inserts minus erases
+  bool empty() const noexcept { return items_ == 0; }
+  uint64_t entries() const noexcept { return entries_; }  // entries (void copies and stash included)
+  uint64_t stash_size() const noexcept { return stash_.size(); }
+  uint64_t num_buckets() const noexcept { return uint64_t{1} << level_; }
+  uint64_t slots() const noexcept { return num_buckets() * kBucketSize; }
+  uint32_t level() const noexcept { return level_; }      // q: the table has 2^q buckets
+  uint32_t slot_bits() const noexcept { return wide_ ? 32 : 16; }
+  double load_factor() const noexcept { return static_cast<double>(entries_) / static_cast<double>(slots()); }
+  double target_fpp() const noexcept { return fpp_; }
+  // sum over entries of 2^-(6+L) / m: an upper bound on the false-positive rate now.
+  double fpp_bound() const noexcept;
+  // Entries by remainder length: histogram()[L], L = 0 .. slot_bits() - 8.
+  const Histogram& histogram() const noexcept { return hist_; }
+  size_t size_in_bytes() const noexcept { return slots() * (slot_bits() / 8); }
+  uint64_t seed() const noexcept { return seed_; }
+  // The bytes of the slot array (little-endian W-bit slots, bucket by bucket).
+  std::span<const std::byte> table_bytes() const noexcept {
+    return wide_ ? std::as_bytes(std::span(t32_)) : std::as_bytes(std::span(t16_));
+  }
+
+  bool operator==(const ExpandableFilter& o) const noexcept {
+    return seed_ == o.seed_ && fpp_ == o.fpp_ && level_ == o.level_ && wide_ == o.wide_ && items_ == o.items_ &&
+           t16_ == o.t16_ && t32_ == o.t32_ && stash_ == o.stash_;
+  }
+
+  // The amq container (Kind::expandable); docs/format.md describes it.
+  std::vector<std::byte> serialize() const;
+  // Throws amq::Error on malformed input (nothing is allocated before the payload's
+  // length is checked against the geometry).
+  static ExpandableFilter load(std::span<const std::byte> file);
+
+ private:
+  template <class S>
+  using Table = std::vector<S, detail::HugePageAllocator<S>>;
+  // An entry outside the table: its bucket (at the current level) and slot value.
+  struct Homeless {
+    uint64_t bucket;
+    uint32_t value;
+    bool operator==(const Homeless&) const = default;
+  };
+
+  // The 64-bit mask of each tag: a key's second bucket is its first XOR the mask's
+  // top q bits.
+  static constexpr std::array<uint64_t, kTags> kMasks = [] {
+    std::array<uint64_t, kTags> m{};
+    for (uint64_t t = 0; t < kTags; ++t) m[t] = detail::splitmix64(t * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL);
+    return m;
+  }();
+  // The top q bits of x (0 when q = 0, without a shift by 64).
+  static uint64_t top(uint64_t x, uint32_t q) noexcept { return (x >> 1) >> (63 - q); }
+
+  template <class S>
+  struct Probe {
+    uint64_t b1, b2;
+    uint32_t k1, k2;  // the key's slot pattern in each bucket (side bit 0, 1)
+  };
+  template <class S>
+  Probe<S> probe(uint64_t h) const noexcept {
+    constexpr uint32_t W = sizeof(S) * 8;
+    const uint32_t tag = static_cast<uint32_t>(h & (kTags - 1));
+    const uint64_t b1 = top(h, level_);
+    const uint64_t b2 = b1 ^ top(kMasks[tag], level_);
+    // The remainder: the W - 8 bits after the address bits, above a 0 bit.
+    const uint32_t rem = static_cast<uint32_t>((h << level_) >> (64 - (W - kOverheadBits))) << 1;
+    const uint32_t k = (tag << (W - 1 - kTagBits)) | rem;
+    return {b1, b2, k, k | (uint32_t{1} << (W - 1))};
+  }
+  // The slot matches the pattern: occupied, and equal above its end marker.
+  static bool matches(uint32_t v, uint32_t k) noexcept { return v != 0 && ((v ^ k) & ~(v ^ (v - 1))) == 0; }
+  typedef uint16_t Lanes16 __attribute__((vector_size(16)));
+  typedef uint32_t Lanes32 __attribute__((vector_size(32)));
+  // Both buckets' 8 slots tested at once, lane by lane (16- or 32-bit lanes): slot v
+  // matches pattern k when v ^ k has no bit above v's lowest set bit (its end
+  // marker), that is v ^ k < 2 (v & -v); an empty slot (v = 0) never does.
+  template <class S>
+  bool test(const Table<S>& t, const Probe<S>& p) const noexcept {
+    using Lanes = std::conditional_t<sizeof(S) == 2, Lanes16, Lanes32>;
+    Lanes v;
+    std::memcpy(&v, t.data() + p.b1 * kBucketSize, kBucketSize * sizeof(S));
+    std::memcpy(reinterpret_cast<char*>(&v) + kBucketSize * sizeof(S), t.data() + p.b2 * kBucketSize,
+                kBucketSize * sizeof(S));
+    const S k1 = static_cast<S>(p.k1), k2 = static_cast<S>(p.k2);
+    const Lanes k = {k1, k1, k1, k1, k2, k2, k2, k2};
+    const Lanes low = v & -v;
+    const auto hit = (v ^ k) < (low << 1);
+    uint64_t words[sizeof(hit) / 8];
+    std::memcpy(words, &hit, sizeof(hit));
+    uint64_t any = 0;
+    for (uint64_t w : words) any |= w;
+    return any != 0;
+  }
+  template <class S>
+  bool contains_in(const Table<S>& t, uint64_t h) const noexcept {
+    const Probe<S> p = probe<S>(h);
+    return test(t, p) || (!stash_.empty() && stash_matches(p.b1, p.b2, p.k1, p.k2));
+  }
+  template <class S, class Keys>
+  size_t contains_many_in(const Table<S>& t, const Keys& keys, std::span<bool> out) const noexcept {
+    constexpr size_t kAhead = detail::kBatch;
+    Probe<S> ring[kAhead];
+    const size_t n = std::size(keys);
+    auto it = std::begin(keys);
+    const size_t lead = std::min(kAhead, n);
+    auto start = [&](Probe<S>& p) {
+      p = probe<S>(hash(KeyView(*it)));
+      detail::prefetch(t.data() + p.b1 * kBucketSize);
+      detail::prefetch(t.data() + p.b2 * kBucketSize);
+      ++it;
+    };
+    for (size_t j = 0; j < lead; ++j) start(ring[j]);
+    size_t found = 0;
+    for (size_t i = 0; i < n; ++i) {
+      Probe<S>& p = ring[i % kAhead];
+      const bool r = test(t, p) || (!stash_.empty() && stash_matches(p.b1, p.b2, p.k1, p.k2));
+      out[i] = r;
+      found += r;
+      if (i + kAhead < n) start(p);
+    }
+    return found;
+  }
+  template <class S>
+  size_t count_in(const Table<S>& t, uint64_t h) const noexcept;
+  template <class S>
+  bool full_of_copies(const Table<S>& t, const Probe<S>& p, uint32_t v) const noexcept;
+  template <class S>
+  bool erase_in(Table<S>& t, uint64_t h) noexcept;
+  template <class S>
+  bool insert_in(Table<S>& t, uint64_t h);
+  template <class S>
+  static bool place_free(Table<S>& t, uint64_t bucket, uint32_t v) noexcept;
+  template <class S>
+  bool place(Table<S>& t, uint64_t& bucket, uint32_t& v) noexcept;
+  template <class S, class D>
+  void double_into(const Table<S>& from, Table<D>& to);
+  template <class S, class D>
+  void move_entry(uint64_t bucket, uint32_t v, uint64_t out[2], uint32_t vals[2], int& n) const noexcept;
+  // Doubles the table, then places the stash's entries (among them the one a failed
+  // kick chain left over); those that still find no slot stay in the stash.
+  void grow();
+  bool stash_matches(uint64_t b1, uint64_t b2, uint32_t k1, uint32_t k2) const noexcept;
+  uint32_t new_remainder_bits(uint32_t level, bool wide) const noexcept {
+    const uint32_t room = kAddressBits - std::min(level, kAddressBits);
+    return std::min((wide ? 32u : 16u) - kOverheadBits, room);
+  }
+  double projected_bound(uint32_t level, bool wide, double bound, uint64_t entries) const noexcept;
+  void recount();
+  uint64_t hash(const KeyView& key) const noexcept { return Xxh3Hasher{seed_}(key.bytes()); }
+  uint64_t next_random() noexcept {
+    rng_ ^= rng_ << 13;
+    rng_ ^= rng_ >> 7;
+    rng_ ^= rng_ << 17;
+    return rng_;
+  }
+
+  Table<uint16_t> t16_;
+  Table<uint32_t> t32_;
+  bool wide_ = false;
+  uint32_t level_ = 0;
+  double fpp_ = 0.01;
+  uint64_t seed_ = 0;
+  uint64_t items_ = 0;
+  uint64_t entries_ = 0;
+  Histogram hist_{};
+  std::vector<Homeless> stash_;
+  uint64_t rng_ = 0x9e3779b97f4a7c15ULL;
+};
+
+}  // namespace amq

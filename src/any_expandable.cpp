@@ -1,0 +1,81 @@
+// AnySet adapter for ExpandableFilter (Kind::expandable): dynamic, grows without a
+// capacity limit, and able to erase.
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "amq/error.hpp"
+#include "amq/expandable_filter.hpp"
+#include "any_adapters.hpp"
+
+namespace amq::detail {
+namespace {
+
+std::string copies_refused(const ExpandableFilter& f, Bytes key) {
+  return "the expandable filter holds " + std::to_string(f.count(key)) +
+         " entries matching this key in its two buckets (at most 8 copies of one key)";
+}
+
+class AnyExpandable final : public FilterAdapter<ExpandableFilter, Kind::expandable> {
+ public:
+  using FilterAdapter::FilterAdapter;
+  void insert(Bytes key) override {
+    if (!s_.insert(key)) throw Error(Errc::full, copies_refused(s_, key));
+  }
+  bool supports_erase() const noexcept override { return true; }
+  bool erase(Bytes key) override { return s_.erase(key); }
+  SetInfo info() const override {
+    SetInfo i = make_info(Kind::expandable, s_.size(), serialize().size(), s_.fpp_bound(), true);
+    i.params = {{"fpp", fmt_double(s_.target_fpp())},
+                {"slot_bits", std::to_string(s_.slot_bits())},
+                {"bucket_size", std::to_string(ExpandableFilter::kBucketSize)},
+                {"buckets", std::to_string(s_.num_buckets())},
+                {"entries", std::to_string(s_.entries())},
+                {"load", fmt_double(s_.load_factor())},
+                {"fpp_bound", fmt_double(s_.fpp_bound())},
+                {"stash", std::to_string(s_.stash_size())},
+                {"hasher", "xxh3"},
+                {"seed", std::to_string(s_.seed())}};
+    return i;
+  }
+  std::vector<std::byte> serialize() const override { return s_.serialize(); }
+};
+
+}  // namespace
+
+uint64_t bytes_expandable(const BuildOptions& o, std::span<const Bytes> keys) {
+  require_format(o, {"amq"}, Kind::expandable);
+  // The table for the capacity (or the keys) at its largest slots (4 bytes), a doubling's
+  // old and new tables side by side, and the set that drops repeated keys (~48 bytes a key).
+  const uint64_t n = keys.size();
+  const uint64_t cap = std::max<uint64_t>(o.capacity.value_or(n), n);
+  uint64_t buckets = 1;
+  while (buckets < 64 * (uint64_t{1} << 36) &&
+         static_cast<double>(buckets) * ExpandableFilter::kBucketSize * ExpandableFilter::kMaxLoad < static_cast<double>(cap))
+    buckets *= 2;
+  return 3 * buckets * ExpandableFilter::kBucketSize * 4 + 48 * n + 4096;
+}
+
+std::unique_ptr<AnySet> build_expandable(const BuildOptions& o, std::span<const Bytes> keys) {
+  require_format(o, {"amq"}, Kind::expandable);
+  // A key repeated in the input is inserted once, as the cuckoo kinds do; the
+  // capacity defaults to the distinct keys given (the filter grows past it).
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(keys.size());
+  std::vector<Bytes> first;
+  first.reserve(keys.size());
+  for (Bytes k : keys)
+    if (seen.insert(std::string_view(reinterpret_cast<const char*>(k.data()), k.size())).second) first.push_back(k);
+  ExpandableFilter f(o.capacity.value_or(first.size()), o.fpp, o.seed);
+  for (Bytes k : first)
+    if (!f.insert(k)) throw Error(Errc::full, copies_refused(f, k));
+  return std::make_unique<AnyExpandable>(std::move(f));
+}
+
+std::unique_ptr<AnySet> load_expandable(std::span<const std::byte> file) {
+  return std::make_unique<AnyExpandable>(ExpandableFilter::load(file));
+}
+
+}  // namespace amq::detail
