@@ -14,7 +14,7 @@ packages=(
   # libraries amq uses
   libxxhash-dev libcli11-dev libfmt-dev libssl-dev libhiredis-dev nlohmann-json3-dev
   # tests and benchmarks
-  googletest libgtest-dev libbenchmark-dev time
+  googletest libgtest-dev libbenchmark-dev time gnuplot-nox
   # outside implementations amq is checked or measured against
   default-jdk-headless libguava-java redis-server redis-tools
   libbloom-dev libmarisa-dev libleveldb-dev

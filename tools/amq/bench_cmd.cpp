@@ -1,12 +1,16 @@
 // amq bench: the comparison table of bench/table, as text or JSON.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <vector>
 
 #include "amq/error.hpp"
+#include "bench_plot.hpp"
 #include "bench_table.hpp"
 #include "cli.hpp"
 #include "json_out.hpp"
@@ -18,6 +22,7 @@ void add_bench(CLI::App& app, int& status) {
   struct Opts {
     bench::Options b;
     bool json = false;
+    std::string plot;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("bench", "measure every structure and its peers on the same keys");
@@ -41,6 +46,10 @@ void add_bench(CLI::App& app, int& status) {
       ->transform(real_in(0, Bound::closed, 600, Bound::closed))
       ->default_val(3);
   cmd->add_flag("--json", o->json, "print a JSON array of rows");
+  cmd->add_option("--plot", o->plot,
+                  "also draw bits/key against lookup ns of the filter rows, with the bound log2(1/eps), into this "
+                  "file with gnuplot: SVG, or PNG when it ends in .png (without gnuplot: a warning, the table still "
+                  "prints)");
   cmd->callback([o, families, &status] {
     // Arguments are checked before anything is printed.
     if (!o->b.only.empty()) {
@@ -51,6 +60,13 @@ void add_bench(CLI::App& app, int& status) {
     }
     if (o->b.synthetic == 0 && !std::ifstream(o->b.data))
       throw Error(Errc::not_found, o->b.data + ": cannot read: " + std::strerror(errno));
+    if (!o->plot.empty()) {
+      const std::filesystem::path dir = std::filesystem::path(o->plot).parent_path();
+      std::error_code ec;
+      if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+        throw Error(Errc::not_found, o->plot + ": no such directory: " + dir.string());
+    }
+    std::vector<bench::Row> rows;  // kept for --plot
     const bool json = o->json;
     bool first = true;
     if (json) {
@@ -72,6 +88,7 @@ void add_bench(CLI::App& app, int& status) {
     }
     flush_stdout();
     bench::run_all(o->b, [&](const bench::Row& r) {
+      if (!o->plot.empty()) rows.push_back(r);
       if (json) {
         const Json row = {{"structure", r.structure},
                           {"params", r.params},
@@ -99,6 +116,15 @@ void add_bench(CLI::App& app, int& status) {
       std::fflush(stdout);
     });
     if (json) fmt::print("\n]\n");
+    // A missing gnuplot is a warning (plot_bench says so): the table, the main output, is
+    // complete. gnuplot failing throws, exit status 2.
+    if (!o->plot.empty()) {
+      const auto measured = std::find_if(rows.begin(), rows.end(), [](const bench::Row& r) { return r.n > 0; });
+      plot_bench(o->plot,
+                 fmt::format("amq bench: {} keys, {}", measured == rows.end() ? 0 : measured->n,
+                             o->b.synthetic ? "random 64-bit" : o->b.data),
+                 rows);
+    }
     status = 0;
   });
 }
