@@ -34,6 +34,14 @@ bench --plot "$T/missing/b.svg" > "$T/out" 2> "$T/err"
 check "missing directory: exit 2" 2 $?
 check "missing directory: one error line" 1 "$(grep -c '^amq: .*missing/b.svg: no such directory' "$T/err")"
 
+# Exact structures (no false-positive rate) are not filters: not plotted, and a family of
+# only those leaves nothing to plot, which one stderr line says (exit status still 0).
+"$AMQ" bench --synthetic 1000 --repeats 1 --min-time 0 --only succinct --plot "$T/s.svg" > "$T/out" 2> "$T/err"
+check "exact rows only: exit status" 0 $?
+check "exact rows only: the table printed" 1 "$([ "$(grep -c '^SuccinctSet' "$T/out")" -ge 1 ] && echo 1 || echo 0)"
+check "exact rows only: one line, no filter row" 1 "$(grep -c '^amq: .*s.svg: not plotted: no filter row' "$T/err")"
+check "exact rows only: no file" no "$([ -e "$T/s.svg" ] && echo yes || echo no)"
+
 if ! command -v gnuplot > /dev/null; then
   echo "SKIP: gnuplot is not installed (scripts/setup.sh installs gnuplot-nox); the plotting checks did not run"
   echo "$passed passed, $failed failed"
