@@ -77,37 +77,4 @@ check "gnuplot fails: one line" 1 "$(wc -l < "$T/err")"
 check "gnuplot fails: the line names the file" 1 "$(grep -c '^amq: .*dir.svg: gnuplot failed' "$T/err")"
 
 echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit
-fi
-
-bench --plot "$T/b.svg" > "$T/out" 2> "$T/err"
-check "svg: exit status" 0 $?
-check "svg: nothing on stderr" "" "$(cat "$T/err")"
-check "svg: the file is SVG" 1 "$(head -1 "$T/b.svg" | grep -cE '^(<\?xml|<svg)')"
-check "svg: it is closed" 1 "$(grep -c '</svg>' "$T/b.svg")"
-# Every row of this family is a filter, and each is a labelled point.
-rows=$(awk '/^structure /{t=1; next} t && NF > 5' "$T/out" | sed -E 's/ {2,}.*//' | sort -u)
-check "svg: the table has filter rows" 1 "$([ "$(wc -l <<< "$rows")" -ge 3 ] && echo 1 || echo 0)"
-while IFS= read -r name; do
-  check "svg: labels '$name'" 1 "$(grep -cF ">$name<" "$T/b.svg" | awk '{print ($1 > 0)}')"
-done <<< "$rows"
-check "svg: bound line for eps 1/256" 1 "$(grep -cF 'eps 1/256: 8.00 bits' "$T/b.svg" | awk '{print ($1 > 0)}')"
-check "svg: bound line for eps 1/65536" 1 "$(grep -cF 'eps 1/65536: 16.00 bits' "$T/b.svg" | awk '{print ($1 > 0)}')"
-check "svg: temporary files removed" 0 "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'amq-plot-*' -newer "$T/out" | wc -l)"
-
-bench --plot "$T/b.png" > /dev/null 2> "$T/err"
-check "png: exit status" 0 $?
-check "png: PNG signature" "89504e47" "$(head -c 4 "$T/b.png" | od -An -tx1 | tr -d ' \n')"
-
-# gnuplot failing (output not writable) is an error: exit 2, one line, after the table.
-mkdir "$T/ro" && chmod 555 "$T/ro"
-if [ ! -w "$T/ro" ]; then
-  bench --plot "$T/ro/b.svg" > "$T/out" 2> "$T/err"
-  check "gnuplot fails: exit 2" 2 $?
-  check "gnuplot fails: the table printed" 1 "$(grep -c '^BinaryFuseFilter 16-bit ' "$T/out")"
-  check "gnuplot fails: one line naming the file" 1 "$(grep -c '^amq: .*ro/b.svg: gnuplot failed' "$T/err")"
-fi
-
-echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
