@@ -7,17 +7,7 @@ AMQ=${AMQ_CLI:?AMQ_CLI not set}
 case "$AMQ" in /*) ;; *) AMQ="$PWD/$AMQ" ;; esac
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-passed=0
-failed=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" != "$3" ]; then
-    echo "FAIL: $1: expected [$2], got [$3]"
-    failed=$((failed + 1))
-  else
-    echo "ok: $1"
-    passed=$((passed + 1))
-  fi
-}
+. "$(dirname "$0")/support/check.sh"
 bench() { "$AMQ" bench --synthetic 20000 --repeats 1 --min-time 0 --only binary-fuse "$@"; }
 
 # Without gnuplot (PATH has no programs at all): table, warning, status 0, no file.
@@ -44,8 +34,7 @@ check "exact rows only: no file" no "$([ -e "$T/s.svg" ] && echo yes || echo no)
 
 if ! command -v gnuplot > /dev/null; then
   echo "SKIP: gnuplot is not installed (scripts/setup.sh installs gnuplot-nox); the plotting checks did not run"
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
+  finish
   exit
 fi
 
@@ -76,5 +65,4 @@ check "gnuplot fails: the table printed" 1 "$(grep -c '^BinaryFuseFilter 16-bit 
 check "gnuplot fails: one line" 1 "$(wc -l < "$T/err")"
 check "gnuplot fails: the line names the file" 1 "$(grep -c '^amq: .*dir.svg: gnuplot failed' "$T/err")"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -5,17 +5,7 @@ set -u
 AMQ=${AMQ_CLI:?AMQ_CLI not set}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-passed=0
-failed=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" != "$3" ]; then
-    echo "FAIL: $1: expected [$2], got [$3]"
-    failed=$((failed + 1))
-  else
-    echo "ok: $1"
-    passed=$((passed + 1))
-  fi
-}
+. "$(dirname "$0")/support/check.sh"
 
 seq 1 2000 > "$T/keys"
 seq 2001 6000 > "$T/more"
@@ -80,5 +70,4 @@ check "truncated file no output" "" "$(cat "$T/out")"
 check "target out of range exit status" 2 $?
 check "target out of range message" 1 "$(grep -c '^amq: .*false-positive rate' "$T/err")"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -11,17 +11,7 @@ cleanup() {
   rm -rf "$T"
 }
 trap cleanup EXIT
-passed=0
-failed=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" != "$3" ]; then
-    echo "FAIL: $1: expected [$2], got [$3]"
-    failed=$((failed + 1))
-  else
-    echo "ok: $1"
-    passed=$((passed + 1))
-  fi
-}
+. "$(dirname "$0")/support/check.sh"
 # Waits (at most 5 s) until another process holds FILE's flock.
 wait_locked() {
   for _ in $(seq 100); do
@@ -257,5 +247,4 @@ full "list" list "$T/s2.trie"
 full "--help" --help
 full "bench" bench --synthetic 1000 --min-time 0.01 --only bloom
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

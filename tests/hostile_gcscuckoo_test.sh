@@ -6,17 +6,7 @@ set -u
 AMQ=${AMQ_CLI:?AMQ_CLI not set}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-passed=0
-failed=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" != "$3" ]; then
-    echo "FAIL: $1: expected [$2], got [$3]"
-    failed=$((failed + 1))
-  else
-    echo "ok: $1"
-    passed=$((passed + 1))
-  fi
-}
+. "$(dirname "$0")/support/check.sh"
 
 # ---- 6: a truncated HTTP Cache Digest is refused -------------------------------------
 seq -f 'https://example.com/%g.js' 1000 > "$T/urls"
@@ -85,5 +75,4 @@ seq 100000 | "$AMQ" build -t cuckoo -n 1000 -o "$T/f.amq" 2> "$T/err"
 check "really full: exit 2" 2 $?
 check "really full: the error says full at load" 1 "$(grep -c "full at load 0\.9" "$T/err")"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -6,14 +6,7 @@ set -u
 AMQ=${AMQ_CLI:?AMQ_CLI not set}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-passed=0 failed=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" != "$3" ]; then
-    echo "FAIL: $1: expected [$2], got [$3]"; failed=$((failed + 1))
-  else
-    echo "ok: $1"; passed=$((passed + 1))
-  fi
-}
+. "$(dirname "$0")/support/check.sh"
 has() { grep -qF -- "$1" <<< "$2" && echo yes || echo no; }  # has TEXT IN
 lines() { if [ -z "$1" ]; then echo 0; else wc -l <<< "$1" | tr -d ' '; fi; }
 # A JSON checker: python3 or jq, whichever is installed.
@@ -174,5 +167,4 @@ check "bench --data missing: exit 2" 2 "$rc"
 check "bench --data missing: no header printed" "" "$out"
 check "bench --data missing: names the file" yes "$(has "$T/nonexistent" "$(cat "$T/err")")"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish
