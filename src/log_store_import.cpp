@@ -1,4 +1,4 @@
-// store_import / store_export: a file as SHA-1-keyed chunks in a LogStore (seed 003's demo).
+// store_import / store_export / store_gc: a file as SHA-1-keyed chunks in a LogStore.
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>

@@ -7,6 +7,13 @@
 // query it, add to or erase from it where the kind allows, describe it, and write it
 // back in the format it came in.
 //
+// Guarantees and cost. A set answers, writes and fails as its typed class does; an
+// operation its kind lacks (insert into a static set, erase where the kind cannot)
+// throws Errc::unsupported. A call costs one virtual call more than the typed one;
+// contains_many hands a whole batch to the kind's batched lookup where it has one.
+// Choose AnySet when the kind is known only at run time (from a file, a name or a
+// flag); choose the typed class when it is known when compiling.
+//
 //   amq::BuildOptions opt;  opt.fpp = 0.01;
 //   std::vector<amq::Bytes> keys = ...;
 //   auto set = amq::build_set(amq::Kind::bloom, opt, keys);

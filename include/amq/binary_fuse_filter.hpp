@@ -43,6 +43,12 @@
 //    mapping without copying the fingerprints. Both throw amq::Error on any malformed
 //    input and allocate nothing sized by a field of the file.
 //
+// Choose it for a set built once and queried many times, at a whole-bit rate (2^-w):
+// lookups are 3 or 4 independent reads and an XOR. Choose RibbonFilter when the rate
+// falls between powers of two or each bit of space counts (it gets within a few
+// percent of the bound at any rate, with a costlier lookup), and a dynamic filter
+// (CuckooFilter, BloomFilter, or a growing one) when keys arrive after construction.
+//
 //   std::vector<std::string> keys = {"apple", "banana"};
 //   auto f = amq::BinaryFuseFilter::build(keys, {.fingerprint_bits = 8});
 //   bool maybe = f.contains("apple");                  // true

@@ -43,6 +43,12 @@
 //  * Not thread-safe: no concurrent calls while any call modifies the filter;
 //    concurrent const calls are safe.
 //
+// Cost. Memory: m buckets of b slots of f bits, m sized so that the capacity fills
+// the table to its design load: about f / 0.95 bits a key with b = 4 and f >= 8
+// (size_in_bytes() tells). contains, count and erase read the key's two buckets;
+// insert is expected O(1) below the design load, and at most CuckooTable::kMaxKicks
+// evictions (then full, rolled back).
+//
 //   auto f = amq::CuckooFilter::create(1'000'000, 0.001);  // chooses f and b
 //   f.insert("apple");                                      // CuckooStatus::inserted
 //   bool maybe = f.contains("apple");                       // true

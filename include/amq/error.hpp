@@ -6,6 +6,13 @@
 // never crash, hang or allocate by a length read from a file: bad input becomes
 // an Error with one of the format codes below.
 //
+// Guarantees. Each code has one meaning across the library (the list below), and the
+// message names the file or parameter at fault where there is one. Every amq call
+// that can fail throws; none returns an error status (CuckooStatus::full, an absent
+// key and the like are answers, not errors). Failures of the standard library
+// (std::bad_alloc when memory runs out) pass through unchanged. The amq CLI prints
+// what() after "amq: " and exits with status 2.
+//
 //   try {
 //     auto f = amq::BloomFilter::load(bytes);
 //   } catch (const amq::Error& e) {

@@ -22,6 +22,14 @@
 // not an exception). Replace mapped files by rename, as write_file_atomic does: the
 // mapping keeps the old contents until it is unmapped.
 //
+// Cost and choice. read_file copies the whole file into memory (one buffer of its
+// size): use it for small files and for files another process may truncate or rewrite
+// in place. MappedFile copies nothing and reads pages when they are first touched: use
+// it for large files queried in place (the open() of BinaryFuseFilter, RibbonFilter
+// and SuccinctSet map their files this way). write_file_atomic writes the data once
+// and fsyncs the file and its directory. FileLock is one flock(2), held by a
+// descriptor: it waits only while another writer holds the lock.
+//
 //   std::vector<std::byte> bytes = amq::read_file("words.amq");
 //   amq::write_file_atomic("words.amq", bytes);
 //   amq::MappedFile m("big.amq");          // m.bytes() stays valid while m lives

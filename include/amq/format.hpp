@@ -19,6 +19,17 @@
 // the lengths add up to exactly the file size (no allocation is ever sized by them),
 // the zero padding, and the checksum, and throws amq::Error with a precise code.
 //
+// Guarantees and cost. A file that parses has the layout above and, when the
+// checksum is verified, has not changed since it was written (up to XXH3-64
+// collisions). The returned views point into the caller's bytes: nothing is copied.
+// parse_container reads every byte once (the checksum); write_container builds the
+// file in one buffer of its size, write_container_to in the caller's memory.
+//
+// Who uses it: each structure's serialize() and load() wrap their params and payload
+// in this container, so users of the typed classes or of AnySet never call it. Call
+// it directly to add a structure, or to read a file's kind and key type without
+// loading it.
+//
 //   amq::detail::ByteWriter params;  params.u64(n);
 //   auto file = amq::write_container(amq::Kind::bloom, params.buffer(), payload);
 //   amq::Container c = amq::parse_container(file, amq::Kind::bloom);

@@ -13,6 +13,18 @@
 // A custom hasher is any type with `static constexpr uint32_t id` (>= 1000 for user
 // types), a `uint64_t seed` member and `uint64_t operator()(amq::Bytes) const`.
 //
+// Guarantees. A hasher gives the same value for a key on every platform: XXH3-64 and
+// XXH64 as xxHash specifies them, over the key's bytes, with the seed. A kind records
+// its hasher's id and seed in its file, so a file is never queried with another hash,
+// and a changed hash function is a new id, never a silent change
+// (docs/decisions/0006-hashing-contract-per-kind.md). KeyView is a view: it holds no
+// copy and must not outlive the key it was made from.
+//
+// Cost and choice. One pass over the key's bytes. XXH3 is the faster of the two, so
+// it is the default; choose Xxh64Hasher only to match a format that specifies XXH64
+// (Parquet's split-block Bloom filter). The Guava-compatible BloomFilter hashes with
+// Guava's murmur3 instead, as its file format requires.
+//
 //   amq::Xxh3Hasher h{.seed = 42};
 //   uint64_t x = h(amq::KeyView("hello").bytes());
 #pragma once

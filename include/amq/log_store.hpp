@@ -58,6 +58,21 @@
 //  * Thread-safe: any method may be called from several threads; gets run in parallel,
 //    puts and erases are serialised (and not starved by a stream of gets).
 //
+// Cost
+//  * Memory: the index, 8 bytes a slot at up to ~96% load (stats().index_bytes), plus
+//    one descriptor per segment; values stay on disk. The index doubles when full.
+//  * put / erase: a lookup in the index (confirmed by reading the old record) and one
+//    pwrite of the record, plus an fdatasync with every_write. get / contains: one
+//    pread in the common case (stats().get_reads counts them), more only when another
+//    key shares the fingerprint or the value is long.
+//  * open: loads index.snap (one read of the index) when it matches the segments, else
+//    scans every record of every segment once. compact(): one pass over the sealed
+//    segments, writing only live records; memory for one (fingerprint, old, new
+//    location) entry per live record moved.
+//  * A segment is sealed when the next record would take it past segment_bytes; at most
+//    64 segments exist (writes stop at 62 with Errc::full until compact()), so the log
+//    holds about 62 x segment_bytes at most.
+//
 //   auto db = amq::LogStore::open("/var/lib/app/db", {.durability = amq::Durability::group_commit});
 //   db.put("apple", "red");
 //   std::optional<std::string> v = db.get("apple");   // "red"
@@ -204,7 +219,7 @@ class LogStore {
   std::unique_ptr<Impl> impl_;
 };
 
-// The chunked-file demo of seed 003 (amq store import/export): cuts `file` into chunks
+// A file stored as chunks (amq store import/export): cuts `file` into chunks
 // of `chunk_bytes`, stores each under its 20-byte SHA-1 (identical chunks once), and
 // the list under the key kManifestKey. export writes the file back byte-identical,
 // atomically (temporary file, fsync, rename), checking every chunk's SHA-1.

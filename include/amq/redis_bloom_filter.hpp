@@ -32,8 +32,14 @@
 //    Errc::incompatible (other parameters).
 //  * One object is not thread-safe (it owns its connections); use one per thread.
 //
+// Cost. Every call is at least one round trip to the server: insert_many and
+// contains_many send RedisOptions::batch keys per round trip (one script call);
+// insert and contains send one key. The server holds the bits of a ScalableBloomFilter
+// with the same options (one bitmap per layer) and the metadata hash; the client holds
+// the parameters and its connections.
+//
 // Choose it when many processes or machines must share one growing filter; for one
-// process, ScalableBloomFilter in memory is ~1000x faster.
+// process, ScalableBloomFilter in memory answers without a network round trip.
 //
 //   auto f = amq::RedisBloomFilter::create("redis://127.0.0.1:6379", "users",
 //                                          {.initial_capacity = 1'000'000, .fpp = 0.001});

@@ -51,6 +51,13 @@
 //    its 8 little-endian bytes. Static: built once, never changed; concurrent const
 //    calls are safe.
 //
+// Choose it for a static set when space matters most, or when the target rate is not
+// a power of two (no rounding up to a whole fingerprint width). Choose
+// BinaryFuseFilter for a whole-bit rate when lookups matter more (3 or 4 reads and an
+// XOR, where this filter computes one parity per result bit over up to three blocks),
+// and a dynamic filter (CuckooFilter, BloomFilter, or a growing one) when keys arrive
+// after construction.
+//
 //   std::vector<std::string> words = ...;
 //   auto f = amq::RibbonFilter::build(words, 0.001);
 //   bool maybe = f.contains("apple");

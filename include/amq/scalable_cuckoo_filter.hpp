@@ -31,8 +31,15 @@
 //  * Hashes each key once. Not thread-safe: no concurrent calls while any call
 //    modifies the filter; concurrent const calls are safe.
 //
+// Cost. contains and count read the key's two buckets in every level (one hash for
+// all); insert works in the newest level only, as CuckooFilter's insert, and opening a
+// level allocates it (zeroed) at once. Memory: level i has m_0 growth^i buckets of b
+// slots of (f0 + i) bits, so the newest level dominates: the total is at most about
+// growth / (growth - 1) times the newest level, plus its empty slots while it fills.
+//
 // Choose it when the number of keys is not known in advance; when it is, a
 // CuckooFilter of that size is smaller and faster (a lookup here tests every level).
+// ExpandableFilter also grows, and keeps lookups at two buckets however far it grows.
 //
 //   amq::ScalableCuckooFilter f({.initial_capacity = 1000, .fpp = 0.001});
 //   for (auto& k : keys) f.insert(k);        // grows as needed

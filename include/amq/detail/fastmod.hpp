@@ -8,8 +8,8 @@
 // invariant integers using multiplication", 1994, theorem 4.2) with N = 63. For d in
 // (2^(l-1), 2^l], M = ceil(2^(63+l) / d) fits in 64 bits and
 // floor(a / d) = floor(a * M / 2^(63+l)) for every a < 2^63: one 64x64->128 multiply,
-// a shift, then a - q*d. On this project's AMD EPYC a Bloom probe's hardware 64-bit
-// division cost more than its cache miss when the filter is cache-resident.
+// a shift, then a - q*d. A hardware 64-bit division can cost a Bloom probe more than
+// its cache miss when the filter is cache-resident (docs/decisions/0008).
 #pragma once
 
 #include <bit>
