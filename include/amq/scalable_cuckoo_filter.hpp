@@ -34,8 +34,9 @@
 // Cost. contains and count read the key's two buckets in every level (one hash for
 // all); insert works in the newest level only, as CuckooFilter's insert, and opening a
 // level allocates it (zeroed) at once. Memory: level i has m_0 growth^i buckets of b
-// slots of (f0 + i) bits, so the newest level dominates: the total is at most about
-// growth / (growth - 1) times the newest level, plus its empty slots while it fills.
+// slots of (f0 + i) bits. With growth >= 2 the newest level dominates: the total is at
+// most growth / (growth - 1) times the newest level (with growth 1 every level has
+// m_0 buckets, and the total grows with the number of levels).
 //
 // Choose it when the number of keys is not known in advance; when it is, a
 // CuckooFilter of that size is smaller and faster (a lookup here tests every level).
