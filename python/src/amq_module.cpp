@@ -1,0 +1,740 @@
+// amq._amq — the Python binding of amq (pybind11). Every structure is an amq::AnySet
+// behind a Python class named as the C++ one; keys are hashed by amq exactly as the
+// C++ library and the CLI hash them (str as its UTF-8 bytes, bytes as they are, int as
+// its 8 bytes little-endian), never with Python's hash(). docs/decisions/0038 explains
+// the choices; python/amq/__init__.pyi documents the interface.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <bit>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "amq/any_set.hpp"
+#include "amq/blocked_bloom_filter.hpp"
+#include "amq/bloom_filter.hpp"
+#include "amq/error.hpp"
+#include "amq/file_io.hpp"
+#include "amq/format.hpp"
+#include "amq/log_store.hpp"
+#include "amq/redis_bloom_filter.hpp"
+#include "amq/succinct_set.hpp"
+
+namespace py = pybind11;
+using amq::Bytes;
+using amq::Kind;
+using amq::KeyType;
+
+namespace {
+
+// ---- errors -------------------------------------------------------------------
+// amq.Error, and one subclass per amq::Errc (InvalidArgumentError is also a
+// ValueError); each instance carries .code, the Errc's name ("checksum_mismatch").
+constexpr std::array<std::pair<amq::Errc, const char*>, 15> kErrors{{
+    {amq::Errc::invalid_argument, "invalid_argument"}, {amq::Errc::truncated, "truncated"},
+    {amq::Errc::bad_magic, "bad_magic"},               {amq::Errc::unsupported_version, "unsupported_version"},
+    {amq::Errc::wrong_kind, "wrong_kind"},             {amq::Errc::checksum_mismatch, "checksum_mismatch"},
+    {amq::Errc::corrupt, "corrupt"},                   {amq::Errc::too_large, "too_large"},
+    {amq::Errc::incompatible, "incompatible"},         {amq::Errc::full, "full"},
+    {amq::Errc::unsupported, "unsupported"},           {amq::Errc::not_found, "not_found"},
+    {amq::Errc::io, "io"},                             {amq::Errc::locked, "locked"},
+    {amq::Errc::remote, "remote"},
+}};
+PyObject* g_error = nullptr;
+std::array<PyObject*, kErrors.size()> g_error_classes{};
+
+std::string camel_error_name(const char* code) {
+  std::string out;
+  bool up = true;
+  for (const char* p = code; *p; ++p) {
+    if (*p == '_') { up = true; continue; }
+    out += up ? static_cast<char>(*p - 'a' + 'A') : *p;
+    up = false;
+  }
+  return out + "Error";
+}
+
+void raise_amq_error(const amq::Error& e) {
+  size_t i = 0;
+  while (i < kErrors.size() && kErrors[i].first != e.code()) ++i;
+  PyObject* cls = i < kErrors.size() ? g_error_classes[i] : g_error;
+  py::str message(PyUnicode_DecodeUTF8(e.what(), static_cast<Py_ssize_t>(std::strlen(e.what())), "replace"));
+  py::object exc = py::reinterpret_steal<py::object>(PyObject_CallOneArg(cls, message.ptr()));
+  if (!exc) return;  // the call failed and set its own exception
+  exc.attr("code") = py::str(i < kErrors.size() ? kErrors[i].second : "unknown");
+  PyErr_SetObject(cls, exc.ptr());
+}
+
+[[noreturn]] void throw_error(amq::Errc code, const std::string& message) { throw amq::Error(code, message); }
+
+// ---- keys ---------------------------------------------------------------------
+uint64_t to_little_endian(uint64_t v) {
+  if constexpr (std::endian::native == std::endian::big) return __builtin_bswap64(v);
+  return v;
+}
+
+// A Python int as amq's 64-bit key: 0..2^64-1, or a negative as its two's complement
+// (Guava's longFunnel of a Java long). Objects with __index__ (NumPy integers) count.
+uint64_t int_key(PyObject* o) {
+  py::object idx = py::reinterpret_steal<py::object>(PyNumber_Index(o));
+  if (!idx) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(idx.ptr(), &overflow);
+  if (overflow == 0) {
+    if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+    return static_cast<uint64_t>(v);
+  }
+  if (overflow > 0) {
+    const unsigned long long u = PyLong_AsUnsignedLongLong(idx.ptr());
+    if (!PyErr_Occurred()) return u;
+    PyErr_Clear();
+  }
+  throw py::value_error("an int key must fit in 64 bits (-2**63 .. 2**64-1)");
+}
+
+bool is_int_key(PyObject* o) { return !PyBool_Check(o) && (PyLong_Check(o) || (PyIndex_Check(o) && !PyObject_CheckBuffer(o))); }
+
+// One key's bytes. `scratch` holds an int's 8 bytes or a copied bytes-like object's.
+struct KeyScratch {
+  uint64_t u = 0;
+  std::string s;
+};
+Bytes key_bytes(py::handle h, KeyScratch& scratch) {
+  PyObject* o = h.ptr();
+  if (PyUnicode_Check(o)) {
+    Py_ssize_t n = 0;
+    const char* p = PyUnicode_AsUTF8AndSize(o, &n);
+    if (!p) throw py::error_already_set();
+    return {reinterpret_cast<const std::byte*>(p), static_cast<size_t>(n)};
+  }
+  if (PyBytes_Check(o))
+    return {reinterpret_cast<const std::byte*>(PyBytes_AS_STRING(o)), static_cast<size_t>(PyBytes_GET_SIZE(o))};
+  if (PyBool_Check(o)) throw py::type_error("a key is str, bytes or int, not bool");
+  if (is_int_key(o)) {
+    scratch.u = to_little_endian(int_key(o));
+    return {reinterpret_cast<const std::byte*>(&scratch.u), 8};
+  }
+  if (PyObject_CheckBuffer(o)) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_C_CONTIGUOUS) != 0) throw py::error_already_set();
+    scratch.s.assign(static_cast<const char*>(view.buf), static_cast<size_t>(view.len));
+    PyBuffer_Release(&view);
+    return amq::as_bytes(scratch.s);
+  }
+  throw py::type_error(std::string("a key is str, bytes (or bytes-like) or int, not ") + Py_TYPE(o)->tp_name);
+}
+
+// Many keys' bytes, pointing into the caller's objects where possible: a NumPy (or any
+// buffer-protocol) array of 64-bit integers or of fixed-width bytes ('S' dtype) is read
+// in place; a sequence of str/bytes points into the str and bytes objects (kept alive by
+// `keep`); ints and other integer widths are converted into `ints`.
+struct KeyBatch {
+  std::vector<Bytes> views;
+  std::vector<uint64_t> ints;      // reserved up front: never reallocated
+  std::vector<std::string> copies; // reserved up front: never reallocated
+  py::object keep;
+  std::optional<py::buffer_info> buffer;
+  // The key type the keys show: u64 if all are ints, str if all are str/bytes, else unknown.
+  bool all_ints = true, all_strings = true;
+};
+
+bool integer_format(const std::string& f, char& code) {
+  std::string s = f;
+  if (!s.empty() && (s[0] == '<' || s[0] == '@' || s[0] == '=' || s[0] == '!' || s[0] == '>')) {
+    if ((s[0] == '>' || s[0] == '!') && std::endian::native == std::endian::little) return false;
+    s.erase(0, 1);
+  }
+  if (s.size() != 1 || std::strchr("bBhHiIlLqQnN", s[0]) == nullptr) return false;
+  code = s[0];
+  return true;
+}
+
+void batch_from_buffer(KeyBatch& b, py::handle keys) {
+  b.buffer.emplace(py::reinterpret_borrow<py::buffer>(keys).request());
+  const py::buffer_info& info = *b.buffer;
+  if (info.ndim != 1) throw py::value_error("an array of keys must be one-dimensional");
+  const size_t n = static_cast<size_t>(info.shape[0]);
+  const ptrdiff_t stride = info.strides[0];
+  const auto* base = static_cast<const std::byte*>(info.ptr);
+  b.views.reserve(n);
+  char code = 0;
+  if (integer_format(info.format, code)) {
+    b.all_strings = false;
+    const bool is_signed = std::islower(static_cast<unsigned char>(code));
+    if (info.itemsize == 8 && std::endian::native == std::endian::little) {
+      for (size_t i = 0; i < n; ++i) b.views.emplace_back(base + static_cast<ptrdiff_t>(i) * stride, 8);  // zero-copy
+      return;
+    }
+    b.ints.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      const std::byte* p = base + static_cast<ptrdiff_t>(i) * stride;
+      uint64_t v = 0;
+      switch (info.itemsize) {
+        case 1: { uint8_t x; std::memcpy(&x, p, 1); v = is_signed ? uint64_t(int64_t(int8_t(x))) : x; break; }
+        case 2: { uint16_t x; std::memcpy(&x, p, 2); v = is_signed ? uint64_t(int64_t(int16_t(x))) : x; break; }
+        case 4: { uint32_t x; std::memcpy(&x, p, 4); v = is_signed ? uint64_t(int64_t(int32_t(x))) : x; break; }
+        case 8: std::memcpy(&v, p, 8); break;
+        default: throw py::value_error("unsupported integer width in an array of keys");
+      }
+      b.ints.push_back(to_little_endian(v));
+      b.views.emplace_back(reinterpret_cast<const std::byte*>(&b.ints.back()), 8);
+    }
+    return;
+  }
+  const std::string& f = info.format;
+  if (!f.empty() && f.back() == 's') {  // NumPy 'S' (fixed-width bytes): trailing NULs are padding
+    b.all_ints = false;
+    const size_t width = static_cast<size_t>(info.itemsize);
+    for (size_t i = 0; i < n; ++i) {
+      const std::byte* p = base + static_cast<ptrdiff_t>(i) * stride;
+      size_t len = width;
+      while (len > 0 && p[len - 1] == std::byte{0}) --len;
+      b.views.emplace_back(p, len);
+    }
+    return;
+  }
+  b.buffer.reset();
+  throw py::type_error("an array of keys holds integers or fixed-width bytes (dtype 'S'), not format '" + f + "'");
+}
+
+bool is_numpy_array_of_objects_or_text(py::handle keys) {
+  // NumPy arrays of str ('U') or objects expose no usable buffer: iterate them instead.
+  py::object dtype = py::getattr(keys, "dtype", py::none());
+  if (dtype.is_none()) return false;
+  const std::string kind = py::str(dtype.attr("kind"));
+  return kind == "U" || kind == "O";
+}
+
+KeyBatch key_batch(py::handle keys) {
+  KeyBatch b;
+  PyObject* o = keys.ptr();
+  if (PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o))
+    throw py::type_error("expected an iterable or array of keys, not a single key");
+  if (PyObject_CheckBuffer(o) && !is_numpy_array_of_objects_or_text(keys)) {
+    batch_from_buffer(b, keys);
+    return b;
+  }
+  b.keep = py::reinterpret_steal<py::object>(PySequence_Fast(o, "expected an iterable or array of keys"));
+  if (!b.keep) throw py::error_already_set();
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(b.keep.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(b.keep.ptr());
+  b.views.reserve(static_cast<size_t>(n));
+  b.ints.reserve(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* k = items[i];
+    if (PyUnicode_Check(k) || PyBytes_Check(k)) {
+      KeyScratch unused;
+      b.views.push_back(key_bytes(k, unused));
+      b.all_ints = false;
+    } else if (!PyBool_Check(k) && is_int_key(k)) {
+      b.ints.push_back(to_little_endian(int_key(k)));
+      b.views.emplace_back(reinterpret_cast<const std::byte*>(&b.ints.back()), 8);
+      b.all_strings = false;
+    } else {
+      if (b.copies.capacity() == 0) b.copies.reserve(static_cast<size_t>(n));
+      KeyScratch s;
+      key_bytes(k, s);  // bytes-like, or raises TypeError
+      b.copies.push_back(std::move(s.s));
+      b.views.push_back(amq::as_bytes(b.copies.back()));
+      b.all_ints = false;
+    }
+  }
+  return b;
+}
+
+std::optional<KeyType> key_type_arg(const std::optional<std::string>& name) {
+  if (!name) return std::nullopt;
+  const auto t = amq::key_type_from_name(*name);
+  if (!t) throw_error(amq::Errc::invalid_argument, "unknown key type '" + *name + "' (str, u64 or hex)");
+  return t;
+}
+
+// ---- sets ---------------------------------------------------------------------
+// One Python object per set. The C++ work of batch calls runs without the GIL, so a
+// readers-writer lock keeps a concurrent add from racing a contains_many of another thread.
+struct PySet {
+  std::unique_ptr<amq::AnySet> set;
+  mutable std::shared_mutex mu;
+  // SuccinctSet only: the typed set for ordered queries, made on first use (a mapped
+  // file is mapped again; a set in memory is copied once).
+  mutable std::shared_ptr<const amq::SuccinctSet> trie;
+  std::string path;  // the mapped file, for SuccinctSet.open
+};
+template <Kind K>
+struct KindSet : PySet {};
+
+constexpr bool is_dynamic_kind(Kind k) {
+  return k == Kind::bloom || k == Kind::blocked_bloom || k == Kind::scalable_bloom || k == Kind::cuckoo ||
+         k == Kind::scalable_cuckoo || k == Kind::expandable;
+}
+constexpr bool has_erase(Kind k) { return k == Kind::cuckoo || k == Kind::scalable_cuckoo || k == Kind::expandable; }
+constexpr bool has_merge(Kind k) { return k == Kind::bloom || k == Kind::blocked_bloom; }
+constexpr bool exact_count(Kind k) { return k != Kind::bloom && k != Kind::blocked_bloom; }
+
+py::object wrap(std::unique_ptr<amq::AnySet> s, std::string path = {});
+
+template <Kind K>
+py::object wrap_kind(std::unique_ptr<amq::AnySet> s, std::string path) {
+  auto p = std::make_unique<KindSet<K>>();
+  p->set = std::move(s);
+  p->path = std::move(path);
+  return py::cast(std::move(p));
+}
+
+py::object wrap(std::unique_ptr<amq::AnySet> s, std::string path) {
+  switch (s->kind()) {
+    case Kind::bloom: return wrap_kind<Kind::bloom>(std::move(s), path);
+    case Kind::blocked_bloom: return wrap_kind<Kind::blocked_bloom>(std::move(s), path);
+    case Kind::scalable_bloom: return wrap_kind<Kind::scalable_bloom>(std::move(s), path);
+    case Kind::cuckoo: return wrap_kind<Kind::cuckoo>(std::move(s), path);
+    case Kind::scalable_cuckoo: return wrap_kind<Kind::scalable_cuckoo>(std::move(s), path);
+    case Kind::gcs: return wrap_kind<Kind::gcs>(std::move(s), path);
+    case Kind::succinct: return wrap_kind<Kind::succinct>(std::move(s), path);
+    case Kind::binary_fuse: return wrap_kind<Kind::binary_fuse>(std::move(s), path);
+    case Kind::ribbon: return wrap_kind<Kind::ribbon>(std::move(s), path);
+    case Kind::expandable: return wrap_kind<Kind::expandable>(std::move(s), path);
+  }
+  throw_error(amq::Errc::unsupported, "a set of an unknown kind");
+}
+
+amq::BuildOptions build_options(std::optional<uint64_t> capacity, double fpp, uint64_t seed,
+                                const std::optional<std::string>& key_type, const std::string& format,
+                                const py::kwargs& options) {
+  amq::BuildOptions o;
+  o.capacity = capacity;
+  o.fpp = fpp;
+  o.seed = seed;
+  o.format = format;
+  if (auto t = key_type_arg(key_type)) o.key_type = *t;
+  for (auto [name, value] : options) {
+    std::string n = py::str(name);
+    for (char& c : n)
+      if (c == '_') c = '-';
+    std::string v;
+    if (PyBool_Check(value.ptr())) v = value.cast<bool>() ? "true" : "false";
+    else v = py::str(value);
+    o.extra[n] = v;
+  }
+  return o;
+}
+
+std::unique_ptr<amq::AnySet> build(Kind kind, amq::BuildOptions o, const KeyBatch& keys) {
+  py::gil_scoped_release nogil;
+  return amq::build_set(kind, o, keys.views);
+}
+
+void add_many(PySet& s, py::handle keys) {
+  KeyBatch b = key_batch(keys);
+  py::gil_scoped_release nogil;
+  std::unique_lock lock(s.mu);
+  for (Bytes k : b.views) s.set->insert(k);
+}
+
+py::array_t<bool> contains_many(const PySet& s, py::handle keys) {
+  KeyBatch b = key_batch(keys);
+  py::array_t<bool> out(static_cast<py::ssize_t>(b.views.size()));
+  bool* data = out.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    std::shared_lock lock(s.mu);
+    s.set->contains_many(b.views, std::span<bool>(data, b.views.size()));
+  }
+  return out;
+}
+
+bool contains(const PySet& s, py::handle key) {
+  KeyScratch scratch;
+  const Bytes k = key_bytes(key, scratch);
+  std::shared_lock lock(s.mu);
+  return s.set->contains(k);
+}
+
+py::bytes to_bytes(const PySet& s) {
+  std::shared_lock lock(s.mu);
+  const std::vector<std::byte> v = s.set->serialize();
+  return py::bytes(reinterpret_cast<const char*>(v.data()), v.size());
+}
+
+std::span<const std::byte> buffer_bytes(const py::buffer_info& info) {
+  return {static_cast<const std::byte*>(info.ptr), static_cast<size_t>(info.size * info.itemsize)};
+}
+
+py::object loads(const py::buffer& data, const std::string& format) {
+  py::buffer_info info = data.request();
+  if (info.ndim > 1 && info.strides.back() != info.itemsize)
+    throw py::value_error("loads takes a contiguous bytes-like object");
+  std::unique_ptr<amq::AnySet> s;
+  {
+    py::gil_scoped_release nogil;
+    s = amq::load_set(buffer_bytes(info), format);
+  }
+  return wrap(std::move(s));
+}
+
+py::object load(const std::string& path, const std::string& format) {
+  std::unique_ptr<amq::AnySet> s;
+  {
+    py::gil_scoped_release nogil;
+    amq::LoadOptions o;
+    o.format = format;
+    s = amq::open_set(path, o);
+  }
+  return wrap(std::move(s), path);
+}
+
+py::dict info_dict(const PySet& s) {
+  amq::SetInfo i;
+  {
+    std::shared_lock lock(s.mu);
+    i = s.set->info();
+  }
+  py::dict params;
+  for (const auto& [k, v] : i.params) params[py::str(k)] = v;
+  py::dict d;
+  d["kind"] = std::string(amq::kind_name(i.kind));
+  d["format"] = i.format;
+  d["key_type"] = std::string(amq::key_type_name(s.set->key_type()));
+  d["items"] = i.items;
+  d["items_exact"] = i.items_exact;
+  d["bytes"] = i.bytes;
+  d["bits_per_key"] = i.bits_per_key;
+  d["fpp_expected"] = i.fpp_expected;
+  d["params"] = params;
+  return d;
+}
+
+std::string repr(const PySet& s, const char* cls) {
+  amq::SetInfo i;
+  {
+    std::shared_lock lock(s.mu);
+    i = s.set->info();
+  }
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%.3g", i.fpp_expected);
+  return std::string("<amq.") + cls + " kind=" + std::string(amq::kind_name(i.kind)) +
+         " items=" + (i.items_exact ? "" : "~") + std::to_string(i.items) + " bytes=" + std::to_string(i.bytes) +
+         " fpp=" + rate + (i.format != "amq" ? " format=" + i.format : "") + ">";
+}
+
+// Bloom and blocked Bloom filters of one geometry merge by OR-ing their bits (the C++
+// classes' merge); the union keeps the left operand's file format and key type.
+std::unique_ptr<amq::AnySet> merged(const PySet& a, const PySet& b) {
+  std::shared_lock la(a.mu);
+  std::unique_lock<std::shared_mutex> lb_unused;
+  std::shared_lock lb(b.mu, std::defer_lock);
+  if (&a != &b) lb.lock();
+  if (a.set->kind() != b.set->kind()) throw_error(amq::Errc::incompatible, "cannot merge sets of different kinds");
+  const std::string fa = a.set->info().format, fb = b.set->info().format;
+  std::vector<std::byte> out;
+  if (a.set->kind() == Kind::bloom) {
+    auto bloom = [](const PySet& s, const std::string& f) {
+      return f == "guava" ? amq::BloomFilter::from_guava(s.set->serialize()) : amq::BloomFilter::load(s.set->serialize());
+    };
+    amq::BloomFilter x = bloom(a, fa);
+    x.merge(bloom(b, fb));
+    out = fa == "guava" ? x.to_guava() : x.serialize();
+  } else {
+    if (fa != "amq" || fb != "amq") throw_error(amq::Errc::unsupported, "only blocked Bloom filters in amq format merge");
+    amq::BlockedBloomFilter x = amq::BlockedBloomFilter::load(a.set->serialize());
+    x.merge(amq::BlockedBloomFilter::load(b.set->serialize()));
+    out = x.serialize();
+  }
+  const KeyType kt = a.set->key_type();
+  if (kt != KeyType::unknown && amq::has_container_magic(out)) amq::set_container_key_type(out, kt);
+  return amq::load_set(out, fa == "guava" ? "guava" : "amq");
+}
+
+// ---- SuccinctSet's ordered queries ------------------------------------------------
+const amq::SuccinctSet& trie_of(const PySet& s) {
+  std::unique_lock lock(s.mu);
+  if (!s.trie) {
+    if (!s.path.empty()) s.trie = std::make_shared<const amq::SuccinctSet>(amq::SuccinctSet::open(s.path));
+    else s.trie = std::make_shared<const amq::SuccinctSet>(amq::SuccinctSet::load(s.set->serialize()));
+  }
+  return *s.trie;
+}
+
+// A key as the trie holds it: a u64 set keeps its keys big-endian (numeric order).
+std::string trie_key(const PySet& s, py::handle key) {
+  KeyScratch scratch;
+  const Bytes k = key_bytes(key, scratch);
+  std::string out(amq::as_chars(k));
+  if (s.set->key_type() == KeyType::u64) {
+    if (out.size() != 8) throw_error(amq::Errc::invalid_argument, "a u64 set's keys are ints");
+    std::reverse(out.begin(), out.end());  // little-endian in, big-endian stored
+  }
+  return out;
+}
+
+py::object py_key(KeyType type, std::string_view k) {
+  if (type == KeyType::u64 && k.size() == 8) {
+    uint64_t v = 0;
+    for (char c : k) v = (v << 8) | static_cast<unsigned char>(c);
+    return py::int_(v);
+  }
+  if (type == KeyType::str)
+    return py::reinterpret_steal<py::object>(
+        PyUnicode_DecodeUTF8(k.data(), static_cast<Py_ssize_t>(k.size()), "surrogateescape"));
+  return py::bytes(k.data(), k.size());
+}
+
+struct KeyIterator {
+  std::shared_ptr<const amq::SuccinctSet> owner;
+  amq::SuccinctSet::Iterator it;
+  KeyType type;
+};
+
+KeyIterator scan(const PySet& s, const std::string& prefix, std::optional<std::string> from,
+                 std::optional<std::string> to) {
+  const amq::SuccinctSet& t = trie_of(s);
+  return KeyIterator{s.trie, t.scan(prefix, from, to).begin(), s.set->key_type()};
+}
+
+// ---- registration -----------------------------------------------------------------
+const char* kKeysDoc =
+    "Keys are str (hashed as UTF-8), bytes or any bytes-like object, or int (64-bit: "
+    "0..2**64-1, negatives as two's complement, hashed as 8 bytes little-endian), hashed "
+    "by amq itself, never with Python's hash(): a saved set answers the same in every "
+    "process and the same as the amq CLI and the C++ library.";
+
+template <Kind K>
+void register_kind(py::module_& m, const char* name, const char* doc) {
+  auto cls = py::class_<KindSet<K>, PySet>(m, name, doc);
+  if constexpr (is_dynamic_kind(K)) {
+    constexpr bool scalable = K == Kind::scalable_bloom || K == Kind::scalable_cuckoo || K == Kind::expandable;
+    auto make = [](uint64_t capacity, double fpp, uint64_t seed, std::optional<std::string> key_type,
+                   std::string format, py::kwargs options) {
+      auto p = std::make_unique<KindSet<K>>();
+      p->set = build(K, build_options(capacity, fpp, seed, key_type, format, options), KeyBatch{});
+      return p;
+    };
+    const char* init_doc =
+        "Creates an empty set sized for `capacity` keys at false-positive rate `fpp`. Other "
+        "keyword options are the kind's (as the CLI's, with _ for -: fingerprint_bits=12).";
+    if constexpr (scalable)
+      cls.def(py::init(make), py::arg("capacity") = 1000, py::arg("fpp") = 0.01, py::kw_only(), py::arg("seed") = 0,
+              py::arg("key_type") = py::none(), py::arg("format") = "amq", init_doc);
+    else
+      cls.def(py::init(make), py::arg("capacity"), py::arg("fpp") = 0.01, py::kw_only(), py::arg("seed") = 0,
+              py::arg("key_type") = py::none(), py::arg("format") = "amq", init_doc);
+    cls.def("add", [](PySet& s, py::handle key) {
+              KeyScratch scratch;
+              const Bytes k = key_bytes(key, scratch);
+              std::unique_lock lock(s.mu);
+              s.set->insert(k);
+            }, py::arg("key"), "Adds a key. Raises amq.FullError if the set cannot take it (the set is then unchanged).");
+    cls.def("update", [](PySet& s, py::args iterables) {
+              for (py::handle it : iterables) add_many(s, it);
+            }, "Adds every key of each iterable or array (as add_many).");
+    cls.def("add_many", &add_many, py::arg("keys"),
+            "Adds every key of a list/iterable of keys, a NumPy int64/uint64 array (read in place) or a "
+            "fixed-width bytes array (dtype 'S'). The GIL is released while the keys are inserted.");
+  } else {
+    cls.def(py::init([](py::handle keys, double fpp, uint64_t seed, std::optional<std::string> key_type,
+                        std::string format, py::kwargs options) {
+              KeyBatch b = key_batch(keys);
+              amq::BuildOptions o = build_options(std::nullopt, fpp, seed, key_type, format, options);
+              if (!key_type && !b.views.empty()) {
+                if (b.all_ints) o.key_type = KeyType::u64;
+                else if (b.all_strings) o.key_type = KeyType::str;
+              }
+              auto p = std::make_unique<KindSet<K>>();
+              p->set = build(K, o, b);
+              return p;
+            }),
+            py::arg("keys"), py::arg("fpp") = 0.01, py::kw_only(), py::arg("seed") = 0,
+            py::arg("key_type") = py::none(), py::arg("format") = "amq",
+            "Builds the set from an iterable or array of keys (it takes no adds afterwards). The key "
+            "type recorded in the file is u64 when every key is an int, str when every key is str/bytes.");
+  }
+  if constexpr (has_erase(K)) {
+    cls.def("remove", [](PySet& s, py::handle key) {
+              KeyScratch scratch;
+              const Bytes k = key_bytes(key, scratch);
+              std::unique_lock lock(s.mu);
+              if (!s.set->erase(k)) throw py::key_error(py::repr(key));
+            }, py::arg("key"),
+            "Removes one copy of a key; KeyError if none is found. Remove only keys that were added: "
+            "removing a false positive removes another key's fingerprint.");
+    cls.def("discard", [](PySet& s, py::handle key) {
+              KeyScratch scratch;
+              const Bytes k = key_bytes(key, scratch);
+              std::unique_lock lock(s.mu);
+              return s.set->erase(k);
+            }, py::arg("key"), "Removes one copy of a key if found; returns whether one was.");
+  }
+  if constexpr (exact_count(K)) {
+    cls.def("__len__", [](const PySet& s) {
+      std::shared_lock lock(s.mu);
+      return s.set->info().items;
+    }, "The number of keys held (for dynamic kinds, the adds less the removes).");
+  }
+  if constexpr (has_merge(K)) {
+    cls.def("union", [](const PySet& a, const KindSet<K>& b) { return wrap(merged(a, b)); }, py::arg("other"),
+            "A new filter holding the keys of both (their bits OR-ed); both must have the same geometry "
+            "(capacity, fpp, seed), else amq.IncompatibleError.");
+    cls.def("__or__", [](const PySet& a, const KindSet<K>& b) { return wrap(merged(a, b)); }, py::is_operator());
+    cls.def("__ior__", [](PySet& a, const KindSet<K>& b) -> PySet& {
+              auto s = merged(a, b);
+              std::unique_lock lock(a.mu);
+              a.set = std::move(s);
+              return a;
+            }, py::is_operator());
+  }
+  if constexpr (K == Kind::succinct) {
+    cls.def_static("open", [](const std::string& path) {
+                     std::unique_ptr<amq::AnySet> s;
+                     {
+                       py::gil_scoped_release nogil;
+                       s = amq::open_set(path);
+                     }
+                     if (s->kind() != Kind::succinct)
+                       throw_error(amq::Errc::wrong_kind, path + ": a " + std::string(amq::kind_name(s->kind())) +
+                                                              ", not a succinct set");
+                     return wrap(std::move(s), path);
+                   }, py::arg("path"),
+                   "Opens a SuccinctSet file memory-mapped: validated, then answered from the file's pages "
+                   "without copying them.");
+    cls.def("index_of", [](const PySet& s, py::handle key) -> py::object {
+              const std::string k = trie_key(s, key);
+              const uint64_t i = trie_of(s).index_of(k);
+              if (i == amq::SuccinctSet::npos) return py::none();
+              return py::int_(i);
+            }, py::arg("key"), "The key's position in sorted order (0-based), or None if absent.");
+    cls.def("key_at", [](const PySet& s, int64_t i) {
+              const amq::SuccinctSet& t = trie_of(s);
+              const int64_t n = static_cast<int64_t>(t.size());
+              if (i < 0) i += n;
+              if (i < 0 || i >= n) throw py::index_error("key index out of range");
+              return py_key(s.set->key_type(), t.key_at(static_cast<uint64_t>(i)));
+            }, py::arg("i"), "The i-th key in sorted order (negative i counts from the end); IndexError if out of range.");
+    cls.def("keys", [](const PySet& s, py::object prefix) {
+              return scan(s, prefix.is_none() ? std::string() : trie_key(s, prefix), std::nullopt, std::nullopt);
+            }, py::arg("prefix") = py::none(), "An iterator over the keys (starting with `prefix`), in sorted order.");
+    cls.def("range", [](const PySet& s, py::object lo, py::object hi) {
+              std::optional<std::string> from, to;
+              if (!lo.is_none()) from = trie_key(s, lo);
+              if (!hi.is_none()) to = trie_key(s, hi);
+              return scan(s, "", from, to);
+            }, py::arg("lo") = py::none(), py::arg("hi") = py::none(),
+            "An iterator over the keys k with lo <= k < hi (None: unbounded), in sorted order.");
+    cls.def("__iter__", [](const PySet& s) { return scan(s, "", std::nullopt, std::nullopt); },
+            "The keys in sorted order.");
+  }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_amq, m) {
+  m.doc() = "amq: compact set-membership structures (the C++ library's binding). See help(amq).";
+
+  g_error = PyErr_NewExceptionWithDoc("amq.Error",
+                                      "An error amq reported; .code is the amq::Errc name ('truncated', "
+                                      "'checksum_mismatch', ...). Subclasses name each code.",
+                                      PyExc_Exception, nullptr);
+  m.attr("Error") = py::handle(g_error);
+  for (size_t i = 0; i < kErrors.size(); ++i) {
+    const std::string name = camel_error_name(kErrors[i].second);
+    const std::string qualified = "amq." + name;
+    py::tuple bases = kErrors[i].first == amq::Errc::invalid_argument
+                          ? py::make_tuple(py::handle(g_error), py::handle(PyExc_ValueError))
+                          : py::make_tuple(py::handle(g_error));
+    g_error_classes[i] = PyErr_NewException(qualified.c_str(), bases.ptr(), nullptr);
+    m.attr(name.c_str()) = py::handle(g_error_classes[i]);
+  }
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const amq::Error& e) {
+      raise_amq_error(e);
+    }
+  });
+
+  py::class_<KeyIterator>(m, "KeyIterator", "An iterator over a SuccinctSet's keys, in sorted order.")
+      .def("__iter__", [](KeyIterator& it) -> KeyIterator& { return it; })
+      .def("__next__", [](KeyIterator& it) {
+        if (it.it == std::default_sentinel) throw py::stop_iteration();
+        py::object k = py_key(it.type, *it.it);
+        ++it.it;
+        return k;
+      });
+
+  py::class_<PySet> base(m, "AmqSet",
+                         (std::string("The interface every amq set shares (the C++ amq::AnySet). ") + kKeysDoc).c_str());
+  base.def_property_readonly("kind", [](const PySet& s) { return std::string(amq::kind_name(s.set->kind())); },
+                             "The kind's name as the CLI spells it: 'bloom', 'cuckoo', ...")
+      .def_property_readonly("key_type", [](const PySet& s) { return std::string(amq::key_type_name(s.set->key_type())); },
+                             "The key type recorded in the file: 'str', 'u64', 'hex' or 'unknown'.")
+      .def("__contains__", &contains, py::arg("key"), "True if the key may be in the set (no false negatives).")
+      .def("contains", &contains, py::arg("key"), "Same as `key in set`.")
+      .def("contains_many", &contains_many, py::arg("keys"),
+           "A NumPy bool array: out[i] = keys[i] in set. `keys` is a list/iterable of keys, a NumPy "
+           "int64/uint64 array (read in place) or a fixed-width bytes array (dtype 'S'). The GIL is "
+           "released during the lookups.")
+      .def("info", &info_dict, "What `amq info` shows: kind, format, key type, items, bytes, bits per key, "
+                               "expected false-positive rate, the kind's parameters.")
+      .def_property_readonly("fpp", [](const PySet& s) {
+            std::shared_lock lock(s.mu);
+            return s.set->info().fpp_expected;
+          }, "The false-positive rate to expect now (0 for exact sets).")
+      .def_property_readonly("nbytes", [](const PySet& s) {
+            std::shared_lock lock(s.mu);
+            return s.set->info().bytes;
+          }, "The size of the set's file, in bytes.")
+      .def_property_readonly("is_dynamic", [](const PySet& s) { return s.set->is_dynamic(); },
+                             "True if the set takes adds.")
+      .def("__bytes__", &to_bytes, "The set's file, in the format it was built or loaded in (amq.loads reads it).")
+      .def("save", [](const PySet& s, const std::string& path) {
+            std::shared_lock lock(s.mu);
+            py::gil_scoped_release nogil;
+            s.set->write_to([&](std::span<const std::byte> data) { amq::write_file_atomic(path, data); });
+          }, py::arg("path"), "Writes the set's file atomically (the CLI and amq.load read it).")
+      .def("__reduce__", [](py::object self) {
+            return py::make_tuple(py::module_::import("amq").attr("loads"), py::make_tuple(self.attr("__bytes__")()));
+          })
+      .def("__repr__", [](py::object self) {
+            return repr(self.cast<const PySet&>(), py::str(py::type::of(self).attr("__name__")).cast<std::string>().c_str());
+          });
+
+  register_kind<Kind::bloom>(m, "BloomFilter",
+      "A Bloom filter bit for bit as Guava's (sized as Guava sizes it; Murmur3 probes): format='guava' "
+      "keeps it in Guava's writeTo stream, which Java's BloomFilter.readFrom reads. Merges (|) with a "
+      "filter of the same geometry.");
+  register_kind<Kind::blocked_bloom>(m, "BlockedBloomFilter",
+      "A split-block Bloom filter (Parquet's layout): one cache line per key; merges (|) with one of the "
+      "same size and seed.");
+  register_kind<Kind::scalable_bloom>(m, "ScalableBloomFilter",
+      "A Bloom filter that grows by layers, keeping the false-positive rate below fpp at any size.");
+  register_kind<Kind::cuckoo>(m, "CuckooFilter",
+      "A cuckoo filter: adds and removes (of added keys); raises amq.FullError when full.");
+  register_kind<Kind::scalable_cuckoo>(m, "ScalableCuckooFilter",
+      "Cuckoo filters that grow by layers: adds and removes without a fixed capacity.");
+  register_kind<Kind::gcs>(m, "GolombCodedSet",
+      "A static Golomb-coded set (BIP158-style), built from keys: smallest for its rate.");
+  register_kind<Kind::succinct>(m, "SuccinctSet",
+      "A static, exact, ordered set of keys (a LOUDS trie): in, index_of, key_at, keys(prefix=...), "
+      "range(lo, hi) and iteration in sorted order; SuccinctSet.open maps a file.");
+  register_kind<Kind::binary_fuse>(m, "BinaryFuseFilter", "A static binary fuse filter, built from keys.");
+  register_kind<Kind::ribbon>(m, "RibbonFilter", "A static ribbon filter, built from keys.");
+  register_kind<Kind::expandable>(m, "ExpandableFilter",
+      "A filter that grows without a capacity, with removes; the rate stays below fpp.");
+
+  m.def("loads", &loads, py::arg("data"), py::arg("format") = "auto",
+        "Reads a set from its file's bytes: an amq container of any kind, or a Guava Bloom filter "
+        "(format 'auto'); 'amq', 'guava' or 'parquet' (a raw split-block bitset) insist on one. "
+        "Raises an amq.Error on any malformed input.");
+  m.def("load", &load, py::arg("path"), py::arg("format") = "auto",
+        "Reads a set file (as loads); a SuccinctSet, BinaryFuseFilter or RibbonFilter file is memory-mapped.");
+  m.def("kinds", [] {
+    std::vector<std::string> out;
+    for (Kind k : amq::all_kinds()) out.emplace_back(amq::kind_name(k));
+    return out;
+  }, "The kinds this build knows, as the CLI names them.");
+}
