@@ -276,7 +276,9 @@ constexpr bool is_dynamic_kind(Kind k) {
 }
 constexpr bool has_erase(Kind k) { return k == Kind::cuckoo || k == Kind::scalable_cuckoo || k == Kind::expandable; }
 constexpr bool has_merge(Kind k) { return k == Kind::bloom || k == Kind::blocked_bloom; }
-constexpr bool exact_count(Kind k) { return k != Kind::bloom && k != Kind::blocked_bloom; }
+// A scalable Bloom filter counts the adds it did not find already present: a false
+// positive goes uncounted, so it has no len() either.
+constexpr bool exact_count(Kind k) { return k != Kind::bloom && k != Kind::blocked_bloom && k != Kind::scalable_bloom; }
 
 py::object wrap(std::unique_ptr<amq::AnySet> s, std::string path = {});
 
@@ -581,11 +583,12 @@ void register_kind(py::module_& m, const char* name, const char* doc) {
             "A new filter holding the keys of both (their bits OR-ed); both must have the same geometry "
             "(capacity, fpp, seed), else amq.IncompatibleError.");
     cls.def("__or__", [](const PySet& a, const KindSet<K>& b) { return wrap(merged(a, b)); }, py::is_operator());
-    cls.def("__ior__", [](PySet& a, const KindSet<K>& b) -> PySet& {
+    cls.def("__ior__", [](py::object self, const KindSet<K>& b) {
+              PySet& a = self.cast<PySet&>();
               auto s = merged(a, b);
               std::unique_lock lock(a.mu);
               a.set = std::move(s);
-              return a;
+              return self;
             }, py::is_operator());
   }
   if constexpr (K == Kind::succinct) {

@@ -1,0 +1,394 @@
+"""Tests of the amq Python package: set behaviour of every kind, keys, batch calls,
+files shared with other processes and with the amq CLI, and errors."""
+import os
+import pickle
+import random
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import amq
+
+DYNAMIC = [amq.BloomFilter, amq.BlockedBloomFilter, amq.ScalableBloomFilter, amq.CuckooFilter,
+           amq.ScalableCuckooFilter, amq.ExpandableFilter]
+STATIC = [amq.GolombCodedSet, amq.SuccinctSet, amq.BinaryFuseFilter, amq.RibbonFilter]
+ERASING = [amq.CuckooFilter, amq.ScalableCuckooFilter, amq.ExpandableFilter]
+
+
+def random_keys(n, seed):
+    """n distinct keys of every type: str (some non-ASCII), bytes, ints (some negative)."""
+    rng = random.Random(seed)
+    keys = set()
+    while len(keys) < n:
+        r = rng.randrange(4)
+        if r == 0:
+            keys.add("k%d-é" % rng.getrandbits(48))
+        elif r == 1:
+            keys.add(rng.getrandbits(64).to_bytes(8, "little") + b"b")
+        elif r == 2:
+            keys.add(rng.getrandbits(64))
+        else:
+            keys.add(-rng.getrandbits(63) - 1)
+    return list(keys)
+
+
+def make(cls, keys, fpp=0.01):
+    if cls in STATIC:
+        return cls(keys, fpp=fpp) if cls is not amq.SuccinctSet else cls(keys)
+    f = cls(max(1, len(keys)), fpp)
+    f.update(keys)
+    return f
+
+
+@pytest.fixture(scope="module")
+def cli():
+    path = os.environ.get("AMQ_CLI")
+    if not path:
+        here = os.path.dirname(os.path.abspath(amq.__file__))
+        path = os.path.join(here, "..", "..", "tools", "amq", "amq")
+    if not os.access(path, os.X_OK):
+        pytest.skip("the amq CLI is not built (AMQ_CLI unset)")
+    return path
+
+
+# ---- every kind: membership, rates, counts ------------------------------------------
+
+@pytest.mark.parametrize("cls", DYNAMIC + STATIC, ids=lambda c: c.__name__)
+def test_no_false_negatives_and_rate_within_bound(cls):
+    keys = random_keys(5000, 1)
+    f = make(cls, keys)
+    assert all(k in f for k in keys)
+    assert f.contains_many(keys).all()
+    absent = [("absent-%d" % i) for i in range(20000)]
+    rate = f.contains_many(absent).mean()
+    bound = 0.0 if cls is amq.SuccinctSet else 0.01
+    # 20000 trials: a rate of 2x the target is > 10 standard deviations away.
+    assert rate <= 2 * bound + 1e-9, (cls.__name__, rate)
+    assert f.fpp <= 2 * bound + 1e-9
+    assert f.kind in amq.kinds()
+    r = repr(f)
+    assert cls.__name__ in r and f.kind in r and "fpp=" in r and "bytes=%d" % f.nbytes in r
+
+
+@pytest.mark.parametrize("cls", [c for c in DYNAMIC + STATIC
+                                  if c not in (amq.BloomFilter, amq.BlockedBloomFilter, amq.ScalableBloomFilter)],
+                         ids=lambda c: c.__name__)
+def test_len_counts_the_keys(cls):
+    keys = random_keys(700, 2)
+    assert len(make(cls, keys)) == 700
+
+
+@pytest.mark.parametrize("cls", [amq.BloomFilter, amq.BlockedBloomFilter, amq.ScalableBloomFilter],
+                         ids=lambda c: c.__name__)
+def test_bloom_counts_are_estimates_not_len(cls):
+    f = cls(1000, 0.01)
+    f.update(range(500))
+    with pytest.raises(TypeError):
+        len(f)
+    assert abs(f.info()["items"] - 500) < 25
+
+
+def test_bloom_sizing_is_guavas():
+    # Guava: m = -n ln p / (ln 2)^2 = 9585 bits for 1000 keys at 1%, rounded up to 64-bit
+    # words; k = round(m/n ln 2) = 7.
+    f = amq.BloomFilter(1000, 0.01)
+    assert f.info()["params"]["bits"] == "9600"
+    assert f.info()["params"]["hashes"] == "7"
+
+
+@pytest.mark.parametrize("cls", ERASING, ids=lambda c: c.__name__)
+def test_remove_and_discard(cls):
+    f = cls(1000, 0.001)
+    f.update(["a", "b", "c"])
+    f.remove("a")
+    assert "a" not in f and "b" in f and len(f) == 2
+    assert f.discard("b") is True
+    assert f.discard("zzz-never-added") is False
+    with pytest.raises(KeyError):
+        f.remove("zzz-never-added")
+    assert len(f) == 1
+
+
+def test_kinds_without_deletes_have_no_remove():
+    assert not hasattr(amq.BloomFilter(10), "remove")
+    assert not hasattr(amq.GolombCodedSet(["a"]), "discard")
+    assert not hasattr(amq.GolombCodedSet(["a"]), "add")
+
+
+def test_cuckoo_filter_full_raises_and_keeps_its_keys():
+    f = amq.CuckooFilter(64, 0.01)
+    added = []
+    with pytest.raises(amq.FullError) as e:
+        for i in range(100000):
+            f.add(i)
+            added.append(i)
+    assert e.value.code == "full"
+    assert all(k in f for k in added)
+    assert len(f) == len(added)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sets(st.one_of(st.text(max_size=20), st.binary(max_size=20),
+                         st.integers(min_value=-2**63, max_value=2**64 - 1)), max_size=200),
+       st.sampled_from(DYNAMIC + STATIC))
+def test_property_no_false_negatives_against_a_python_set(keys, cls):
+    keys = list(keys)
+    # str and bytes with the same UTF-8 are one key to amq; a Python set has both.
+    f = make(cls, keys) if keys or cls not in STATIC else None
+    if f is None:
+        return
+    for k in keys:
+        assert k in f
+    if cls is amq.SuccinctSet:  # exact: no false positives either
+        norm = {k.encode() if isinstance(k, str) else k for k in keys}
+        assert len(f) == len({k if not isinstance(k, int) else ("int", k % 2**64) for k in norm})
+
+
+# ---- keys ----------------------------------------------------------------------------
+
+def test_key_types_hash_as_the_cli_does():
+    f = amq.BloomFilter(100, 0.001)
+    f.add(-1)
+    assert 2**64 - 1 in f  # two's complement: the same 8 bytes
+    assert (2**64 - 1).to_bytes(8, "little") in f  # an int is its 8 bytes little-endian
+    f.add("é")
+    assert "é".encode() in f and bytearray("é".encode()) in f and memoryview("é".encode()) in f
+    f.add(np.int64(12345))
+    assert 12345 in f and np.uint64(12345) in f
+    with pytest.raises(ValueError):
+        f.add(2**64)
+    with pytest.raises(ValueError):
+        f.add(-2**63 - 1)
+    with pytest.raises(TypeError):
+        f.add(1.5)
+    with pytest.raises(TypeError):
+        f.add(True)
+
+
+def test_a_saved_set_answers_the_same_in_another_process(tmp_path):
+    keys = random_keys(2000, 3)
+    path = tmp_path / "f.amq"
+    absent = ["other-%d" % i for i in range(2000)]
+    for cls in (amq.CuckooFilter, amq.BloomFilter, amq.GolombCodedSet):
+        f = make(cls, keys)
+        f.save(str(path))
+        here = f.contains_many(absent + keys)
+        code = ("import amq, sys, pickle; f = amq.load(sys.argv[1]); absent = pickle.loads(sys.stdin.buffer.read());"
+                "sys.stdout.buffer.write(pickle.dumps([k in f for k in absent]))")
+        env = dict(os.environ, PYTHONHASHSEED=str(random.randrange(1, 2**31)))
+        out = subprocess.run([sys.executable, "-c", code, str(path)], input=pickle.dumps(absent + keys),
+                             capture_output=True, env=env, check=True).stdout
+        assert pickle.loads(out) == list(here)
+
+
+# ---- batch calls -----------------------------------------------------------------------
+
+def test_contains_many_on_arrays_matches_single_lookups():
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 2**64 - 1, size=20000, dtype=np.uint64, endpoint=True)
+    f = amq.CuckooFilter(20000, 0.01)
+    f.add_many(keys[:10000])  # zero-copy read of the array
+    out = f.contains_many(keys)
+    assert out.dtype == np.bool_ and out.shape == (20000,)
+    assert out[:10000].all()
+    assert list(out[10000:10100]) == [int(k) in f for k in keys[10000:10100]]
+    # int64 views of the same bytes, strided views, Python lists: the same answers.
+    assert (f.contains_many(keys.view(np.int64)) == out).all()
+    assert (f.contains_many(keys[::2]) == out[::2]).all()
+    assert (f.contains_many([int(k) for k in keys[:500]]) == out[:500]).all()
+    assert (f.contains_many(keys.astype(np.int32)) == f.contains_many(keys.astype(np.int32).tolist())).all()
+    assert f.contains_many([]).shape == (0,)
+
+
+def test_batch_of_str_bytes_and_fixed_width_bytes():
+    words = ["alpha", "beta", "gamma", "delta", "é"]
+    f = amq.BlockedBloomFilter(100, 0.0001)
+    f.add_many(words[:3])
+    arr = np.array([w.encode() for w in words], dtype="S")  # padded to 5 bytes with NULs
+    assert list(f.contains_many(arr)) == [True, True, True, False, False]
+    assert list(f.contains_many(words)) == [True, True, True, False, False]
+    assert list(f.contains_many(np.array(words))) == [True, True, True, False, False]  # dtype 'U'
+    g = amq.GolombCodedSet(arr, fpp=0.0001)
+    assert g.contains_many(words).all()
+    with pytest.raises(TypeError):
+        f.contains_many("alpha")
+    with pytest.raises(TypeError):
+        f.contains_many(np.zeros(3, dtype=np.float64))
+
+
+def test_batch_calls_from_threads_stay_correct():
+    f = amq.ScalableCuckooFilter(1000, 0.01)
+    keys = np.arange(200000, dtype=np.uint64)
+    errors = []
+
+    def writer(lo):
+        f.add_many(keys[lo:lo + 50000])
+
+    def reader():
+        for _ in range(20):
+            f.contains_many(keys)
+
+    threads = [threading.Thread(target=writer, args=(i * 50000,)) for i in range(4)]
+    threads += [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert f.contains_many(keys).all() and len(f) == 200000
+
+
+# ---- files ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", DYNAMIC + STATIC, ids=lambda c: c.__name__)
+def test_round_trips(cls, tmp_path):
+    keys = random_keys(300, 4)
+    f = make(cls, keys)
+    data = bytes(f)
+    for g in (amq.loads(data), pickle.loads(pickle.dumps(f)), amq.load(_save(f, tmp_path / "x"))):
+        assert type(g) is cls
+        assert bytes(g) == data
+        assert g.contains_many(keys).all()
+
+
+def _save(f, path):
+    f.save(str(path))
+    return str(path)
+
+
+@pytest.mark.parametrize("cls", DYNAMIC + STATIC, ids=lambda c: c.__name__)
+def test_corrupted_files_raise(cls, tmp_path):
+    data = bytes(make(cls, random_keys(50, 6)))
+    for n in range(0, len(data), max(1, len(data) // 97)):
+        with pytest.raises(amq.Error):
+            amq.loads(data[:n])
+    rng = random.Random(7)
+    for _ in range(100):
+        b = bytearray(data)
+        b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+        with pytest.raises(amq.Error) as e:
+            amq.loads(bytes(b))
+        assert e.value.code in ("checksum_mismatch", "bad_magic", "unsupported_version", "corrupt", "truncated",
+                                "too_large")
+    p = tmp_path / "bad"
+    p.write_bytes(data[:-1])
+    with pytest.raises(amq.TruncatedError):
+        amq.load(str(p))
+    with pytest.raises(amq.NotFoundError):
+        amq.load(str(tmp_path / "missing"))
+
+
+def test_guava_format(tmp_path, cli):
+    f = amq.BloomFilter(1000, 0.01, format="guava")
+    f.update(["x", "y"])
+    data = bytes(f)
+    assert data[0] == 1 and data[1] == 7  # Guava's writeTo: strategy ordinal 1, 7 hashes
+    g = amq.loads(data)
+    assert g.info()["format"] == "guava" and "x" in g
+    path = _save(f, tmp_path / "g.bin")
+    out = subprocess.run([cli, "query", path, "x", "y", "nope"], capture_output=True, text=True).stdout
+    assert out.split() == ["x", "y"]
+
+
+def test_union_of_bloom_filters():
+    a, b = amq.BloomFilter(1000, 0.01), amq.BloomFilter(1000, 0.01)
+    a.update(range(100))
+    b.update(range(100, 200))
+    u = a | b
+    assert u.contains_many(np.arange(200, dtype=np.int64)).all()
+    assert a.union(b).info() == u.info()
+    assert 150 not in a
+    a |= b
+    assert 150 in a
+    x, y = amq.BlockedBloomFilter(1000), amq.BlockedBloomFilter(1000)
+    x.add("p")
+    y.add("q")
+    assert "p" in (x | y) and "q" in (x | y)
+    with pytest.raises(amq.IncompatibleError):
+        a | amq.BloomFilter(5000, 0.01)
+
+
+# ---- the CLI reads Python's files and the other way round -------------------------------
+
+@pytest.mark.parametrize("cls", DYNAMIC + STATIC, ids=lambda c: c.__name__)
+def test_cli_reads_python_files(cls, tmp_path, cli):
+    words = ["w%d" % i for i in range(300)]
+    f = make(cls, words)
+    path = _save(f, tmp_path / "s.amq")
+    absent = ["n%d" % i for i in range(300)]
+    out = subprocess.run([cli, "query", path], input="\n".join(words + absent) + "\n",
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == [k for k in words + absent if k in f]
+
+
+def test_cli_reads_python_int_keys(tmp_path, cli):
+    ints = [-5, 0, 7, 2**63, 2**64 - 1]
+    f = amq.CuckooFilter(100, 0.0001, key_type="u64")
+    f.update(ints)
+    path = _save(f, tmp_path / "u.amq")
+    out = subprocess.run([cli, "query", path, "-5", "7", "18446744073709551615", "8", "-4"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["-5", "7", "18446744073709551615"]
+    s = amq.SuccinctSet(ints)  # key type u64 inferred
+    path = _save(s, tmp_path / "s.amq")
+    out = subprocess.run([cli, "query", path, "-5", "0", "9"], capture_output=True, text=True).stdout.split()
+    assert out == ["-5", "0"]
+
+
+@pytest.mark.parametrize("kind", ["bloom", "cuckoo", "gcs", "succinct", "binary-fuse", "ribbon", "expandable"])
+def test_python_reads_cli_files(kind, tmp_path, cli):
+    words = ["w%d" % i for i in range(300)] + ["é"]
+    keys = tmp_path / "keys.txt"
+    keys.write_text("\n".join(words) + "\n")
+    out = tmp_path / "s.amq"
+    subprocess.run([cli, "build", "-t", kind, "-o", str(out), str(keys)], check=True)
+    s = amq.load(str(out))
+    assert s.kind == kind and s.contains_many(words).all()
+    absent = ["n%d" % i for i in range(300)]
+    cli_says = subprocess.run([cli, "query", str(out)] + absent, capture_output=True, text=True).stdout.split()
+    assert cli_says == [k for k in absent if k in s]
+    ints = tmp_path / "ints.txt"
+    ints.write_text("-1\n3\n18446744073709551614\n")
+    subprocess.run([cli, "build", "-t", kind, "--key-type", "u64", "-o", str(out), str(ints)], check=True)
+    s = amq.load(str(out))
+    assert s.key_type == "u64" and all(k in s for k in (-1, 3, 2**64 - 2))
+
+
+# ---- SuccinctSet's ordered interface ---------------------------------------------------
+
+def test_succinct_set_ordered_queries(tmp_path):
+    words = sorted({"apple", "apricot", "banana", "band", "bandana", "cherry", "é", ""} |
+                   {"k%04d" % i for i in range(500)})
+    s = amq.SuccinctSet(reversed(words))
+    assert list(s) == words and len(s) == len(words)
+    for i, w in enumerate(words):
+        assert s.index_of(w) == i and s.key_at(i) == w
+    assert s.index_of("nope") is None and s.key_at(-1) == words[-1]
+    with pytest.raises(IndexError):
+        s.key_at(len(words))
+    assert list(s.keys(prefix="ban")) == ["banana", "band", "bandana"]
+    assert list(s.range("b", "c")) == ["banana", "band", "bandana"]
+    assert list(s.range("k0498", None)) == ["k0498", "k0499", "é"]
+    path = _save(s, tmp_path / "t.amq")
+    m = amq.SuccinctSet.open(path)
+    assert list(m) == words and m.index_of("cherry") == words.index("cherry") and "band" in m
+    with pytest.raises(amq.WrongKindError):
+        amq.SuccinctSet.open(_save(amq.BloomFilter(10), tmp_path / "b.amq"))
+    n = amq.SuccinctSet([2**40, 3, 1, 256])
+    assert list(n) == [1, 3, 256, 2**40] and list(n.range(2, 300)) == [3, 256] and n.index_of(256) == 2
+
+
+def test_errors_carry_codes():
+    with pytest.raises(amq.InvalidArgumentError) as e:
+        amq.BloomFilter(10, 1.5)
+    assert isinstance(e.value, ValueError) and isinstance(e.value, amq.Error) and e.value.code == "invalid_argument"
+    with pytest.raises(amq.BadMagicError):
+        amq.loads(b"not a set at all, nothing like one")
+    with pytest.raises(amq.InvalidArgumentError):
+        amq.CuckooFilter(10, 0.01, no_such_option=3)
+    f = amq.CuckooFilter(10, 0.01, fingerprint_bits=16)
+    assert f.info()["params"]["fingerprint_bits"] == "16"
