@@ -8,7 +8,9 @@
 #include <pybind11/stl.h>
 
 #include <array>
+#include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -499,6 +501,335 @@ KeyIterator scan(const PySet& s, const std::string& prefix, std::optional<std::s
   return KeyIterator{s.trie, t.scan(prefix, from, to).begin(), s.set->key_type()};
 }
 
+// ---- LogStore ----------------------------------------------------------------------
+// A mapping from keys (as everywhere) to bytes values, on disk. amq::LogStore is
+// thread-safe, so every call runs without the GIL.
+struct PyLogStore {
+  std::unique_ptr<amq::LogStore> store;
+  amq::LogStore& get() {
+    if (!store) throw py::value_error("operation on a closed LogStore");
+    return *store;
+  }
+};
+
+amq::Durability durability_arg(const std::string& name) {
+  if (name == "none") return amq::Durability::none;
+  if (name == "every_write" || name == "every-write") return amq::Durability::every_write;
+  if (name == "group_commit" || name == "group-commit") return amq::Durability::group_commit;
+  throw_error(amq::Errc::invalid_argument, "unknown durability '" + name + "' (none, every_write, group_commit)");
+}
+
+std::string value_bytes(py::handle v) {
+  if (PyUnicode_Check(v.ptr())) {
+    Py_ssize_t n = 0;
+    const char* p = PyUnicode_AsUTF8AndSize(v.ptr(), &n);
+    if (!p) throw py::error_already_set();
+    return std::string(p, static_cast<size_t>(n));
+  }
+  if (!PyObject_CheckBuffer(v.ptr()) || PyLong_Check(v.ptr()))
+    throw py::type_error(std::string("a value is bytes-like or str, not ") + Py_TYPE(v.ptr())->tp_name);
+  Py_buffer view;
+  if (PyObject_GetBuffer(v.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) throw py::error_already_set();
+  std::string out(static_cast<const char*>(view.buf), static_cast<size_t>(view.len));
+  PyBuffer_Release(&view);
+  return out;
+}
+
+std::optional<std::string> store_get(PyLogStore& s, py::handle key) {
+  KeyScratch scratch;
+  const Bytes k = key_bytes(key, scratch);
+  amq::LogStore& st = s.get();
+  py::gil_scoped_release nogil;
+  return st.get(k);
+}
+
+std::vector<std::pair<std::string, std::string>> store_items(PyLogStore& s) {
+  amq::LogStore& st = s.get();
+  std::vector<std::pair<std::string, std::string>> out;
+  py::gil_scoped_release nogil;
+  st.for_each([&](Bytes k, Bytes v) { out.emplace_back(amq::as_chars(k), amq::as_chars(v)); });
+  return out;
+}
+
+py::bytes as_pybytes(const std::string& s) { return py::bytes(s.data(), s.size()); }
+
+void register_log_store(py::module_& m) {
+  py::class_<PyLogStore>(m, "LogStore",
+      "A key-value store on disk: an append-only log with a cuckoo-hashed index in memory "
+      "(the C++ amq::LogStore). A mapping: db[key] = value, db[key], db.get(key), del db[key], "
+      "key in db, len(db), iteration over keys, items(); values are bytes (a str value is stored as "
+      "its UTF-8), keys as everywhere in amq and given back as bytes. Use it in a with-statement, or "
+      "call close(). durability: 'none' (a process crash loses nothing; a machine crash may lose "
+      "writes since the last sync/close), 'every_write' (fdatasync before each write returns), "
+      "'group_commit' (synced every group_commit_ms). One writer per directory (another gets "
+      "amq.LockedError); read_only=True opens beside a writer.")
+      .def(py::init([](const std::string& path, const std::string& durability, uint32_t group_commit_ms,
+                       bool create, bool read_only, bool skip_corrupt, uint64_t expected_keys) {
+             amq::LogStoreOptions o;
+             o.durability = durability_arg(durability);
+             o.group_commit_ms = group_commit_ms;
+             o.create_if_missing = create;
+             o.read_only = read_only;
+             o.skip_corrupt = skip_corrupt;
+             o.expected_keys = expected_keys;
+             auto p = std::make_unique<PyLogStore>();
+             py::gil_scoped_release nogil;
+             p->store = std::make_unique<amq::LogStore>(amq::LogStore::open(path, o));
+             return p;
+           }),
+           py::arg("path"), py::arg("durability") = "none", py::kw_only(), py::arg("group_commit_ms") = 10,
+           py::arg("create") = true, py::arg("read_only") = false, py::arg("skip_corrupt") = false,
+           py::arg("expected_keys") = 0)
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyLogStore& s, py::args) {
+        if (s.store) {
+          py::gil_scoped_release nogil;
+          s.store->close();
+        }
+        s.store.reset();
+        return false;
+      })
+      .def("close", [](PyLogStore& s) {
+        if (s.store) {
+          py::gil_scoped_release nogil;
+          s.store->close();
+        }
+        s.store.reset();
+      }, "Syncs, writes the index snapshot and releases the directory's lock. Later calls raise ValueError.")
+      .def("__setitem__", [](PyLogStore& s, py::handle key, py::handle value) {
+        KeyScratch scratch;
+        const Bytes k = key_bytes(key, scratch);
+        const std::string v = value_bytes(value);
+        amq::LogStore& st = s.get();
+        py::gil_scoped_release nogil;
+        st.put(k, amq::as_bytes(v));
+      })
+      .def("put", [](PyLogStore& s, py::handle key, py::handle value) {
+        KeyScratch scratch;
+        const Bytes k = key_bytes(key, scratch);
+        const std::string v = value_bytes(value);
+        amq::LogStore& st = s.get();
+        py::gil_scoped_release nogil;
+        st.put(k, amq::as_bytes(v));
+      }, py::arg("key"), py::arg("value"), "Sets key to value (as db[key] = value).")
+      .def("__getitem__", [](PyLogStore& s, py::handle key) {
+        auto v = store_get(s, key);
+        if (!v) throw py::key_error(py::repr(key));
+        return as_pybytes(*v);
+      })
+      .def("get", [](PyLogStore& s, py::handle key, py::object default_value) -> py::object {
+        auto v = store_get(s, key);
+        if (!v) return default_value;
+        return as_pybytes(*v);
+      }, py::arg("key"), py::arg("default") = py::none(), "The key's value (bytes), or `default`.")
+      .def("__delitem__", [](PyLogStore& s, py::handle key) {
+        KeyScratch scratch;
+        const Bytes k = key_bytes(key, scratch);
+        amq::LogStore& st = s.get();
+        bool found = false;
+        {
+          py::gil_scoped_release nogil;
+          found = st.erase(k);
+        }
+        if (!found) throw py::key_error(py::repr(key));
+      })
+      .def("__contains__", [](PyLogStore& s, py::handle key) {
+        KeyScratch scratch;
+        const Bytes k = key_bytes(key, scratch);
+        amq::LogStore& st = s.get();
+        py::gil_scoped_release nogil;
+        return st.contains(k);
+      })
+      .def("__len__", [](PyLogStore& s) { return s.get().size(); })
+      .def("items", [](PyLogStore& s) {
+        py::list out;
+        for (const auto& [k, v] : store_items(s)) out.append(py::make_tuple(as_pybytes(k), as_pybytes(v)));
+        return out;
+      }, "Every (key, value) pair live now, in log order (a snapshot: later writes are not seen).")
+      .def("keys", [](PyLogStore& s) {
+        py::list out;
+        for (const auto& [k, v] : store_items(s)) out.append(as_pybytes(k));
+        return out;
+      }, "Every key live now, in log order.")
+      .def("values", [](PyLogStore& s) {
+        py::list out;
+        for (const auto& [k, v] : store_items(s)) out.append(as_pybytes(v));
+        return out;
+      }, "Every value live now, in log order.")
+      .def("__iter__", [](PyLogStore& s) {
+        py::list out;
+        for (const auto& [k, v] : store_items(s)) out.append(as_pybytes(k));
+        return out.attr("__iter__")();
+      })
+      .def("sync", [](PyLogStore& s) {
+        amq::LogStore& st = s.get();
+        py::gil_scoped_release nogil;
+        st.sync();
+      }, "Makes every write so far durable (fdatasync).")
+      .def("compact", [](PyLogStore& s) {
+        amq::LogStore& st = s.get();
+        py::gil_scoped_release nogil;
+        st.compact();
+      }, "Rewrites the live records, dropping overwritten values and deleted keys.")
+      .def("stats", [](PyLogStore& s) {
+        const amq::LogStoreStats t = s.get().stats();
+        py::dict d;
+        d["records"] = t.records;
+        d["live_keys"] = t.live_keys;
+        d["log_bytes"] = t.log_bytes;
+        d["live_bytes"] = t.live_bytes;
+        d["segments"] = t.segments;
+        d["index_bytes"] = t.index_bytes;
+        d["truncated_bytes"] = t.truncated_bytes;
+        d["skipped_bytes"] = t.skipped_bytes;
+        d["from_snapshot"] = t.from_snapshot;
+        return d;
+      }, "Counters of the store (records, live keys, bytes, segments, ...).")
+      .def_property_readonly("closed", [](const PyLogStore& s) { return !s.store; });
+}
+
+// ---- RedisBloomFilter ------------------------------------------------------------------
+// A scalable Bloom filter kept in Redis. One amq::RedisBloomFilter owns its connection
+// and is not thread-safe: a mutex serialises the object's calls, made without the GIL.
+struct PyRedis {
+  std::unique_ptr<amq::RedisBloomFilter> f;
+  std::mutex mu;
+};
+
+amq::RedisOptions redis_options(double connect_timeout, double command_timeout) {
+  amq::RedisOptions o;
+  o.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(connect_timeout * 1000));
+  o.command_timeout = std::chrono::milliseconds(static_cast<int64_t>(command_timeout * 1000));
+  return o;
+}
+
+void register_redis(py::module_& m) {
+  py::class_<PyRedis>(m, "RedisBloomFilter",
+      "A scalable Bloom filter kept in Redis (the C++ amq::RedisBloomFilter), shared by every process "
+      "that reaches the server: the in-memory ScalableBloomFilter's layers, bit for bit. Creating one "
+      "that exists opens it (amq.IncompatibleError if its parameters differ); create=False only opens "
+      "(amq.NotFoundError if absent). Batch calls are one round trip per 8192 keys. url: "
+      "redis://[user:password@]host:port[/db].")
+      .def(py::init([](const std::string& url, const std::string& name, uint64_t capacity, double fpp,
+                       double growth, double tightening, uint64_t seed, bool create, double connect_timeout,
+                       double command_timeout) {
+             auto p = std::make_unique<PyRedis>();
+             const amq::RedisOptions o = redis_options(connect_timeout, command_timeout);
+             py::gil_scoped_release nogil;
+             if (create) {
+               amq::RedisBloomFilter::Params params;
+               params.initial_capacity = capacity;
+               params.fpp = fpp;
+               params.growth = growth;
+               params.tightening = tightening;
+               p->f = std::make_unique<amq::RedisBloomFilter>(amq::RedisBloomFilter::create(url, name, params, seed, o));
+             } else {
+               p->f = std::make_unique<amq::RedisBloomFilter>(amq::RedisBloomFilter::open(url, name, o));
+             }
+             return p;
+           }),
+           py::arg("url"), py::arg("name"), py::arg("capacity") = 1000, py::arg("fpp") = 0.01, py::kw_only(),
+           py::arg("growth") = 2.0, py::arg("tightening") = 0.5, py::arg("seed") = 0, py::arg("create") = true,
+           py::arg("connect_timeout") = 3.0, py::arg("command_timeout") = 30.0)
+      .def("add", [](PyRedis& r, py::handle key) {
+        KeyScratch scratch;
+        const Bytes k = key_bytes(key, scratch);
+        py::gil_scoped_release nogil;
+        std::lock_guard lock(r.mu);
+        return r.f->insert(k);
+      }, py::arg("key"), "Adds a key; True if it was new (not already reported present).")
+      .def("add_many", [](PyRedis& r, py::handle keys) {
+        KeyBatch b = key_batch(keys);
+        py::gil_scoped_release nogil;
+        std::lock_guard lock(r.mu);
+        return r.f->insert_many(b.views);
+      }, py::arg("keys"), "Adds the keys (list or array, as AmqSet.add_many); returns how many were new.")
+      .def("update", [](PyRedis& r, py::args iterables) {
+        for (py::handle it : iterables) {
+          KeyBatch b = key_batch(it);
+          py::gil_scoped_release nogil;
+          std::lock_guard lock(r.mu);
+          r.f->insert_many(b.views);
+        }
+      }, "Adds every key of each iterable or array.")
+      .def("__contains__", [](PyRedis& r, py::handle key) {
+        KeyScratch scratch;
+        const Bytes k = key_bytes(key, scratch);
+        py::gil_scoped_release nogil;
+        std::lock_guard lock(r.mu);
+        return r.f->contains(k);
+      }, py::arg("key"))
+      .def("contains_many", [](PyRedis& r, py::handle keys) {
+        KeyBatch b = key_batch(keys);
+        py::array_t<bool> out(static_cast<py::ssize_t>(b.views.size()));
+        bool* data = out.mutable_data();
+        {
+          py::gil_scoped_release nogil;
+          std::lock_guard lock(r.mu);
+          r.f->contains_many(b.views, std::span<bool>(data, b.views.size()));
+        }
+        return out;
+      }, py::arg("keys"), "A NumPy bool array: out[i] = keys[i] in the filter.")
+      .def("info", [](PyRedis& r) {
+        amq::RedisBloomInfo i;
+        {
+          py::gil_scoped_release nogil;
+          std::lock_guard lock(r.mu);
+          i = r.f->info();
+        }
+        py::dict d;
+        d["name"] = i.name;
+        d["kind"] = std::string(amq::kind_name(i.kind));
+        d["layers"] = i.layers.size();
+        d["capacity"] = i.capacity;
+        d["items"] = i.items;
+        d["bits"] = i.bits;
+        d["fpp_expected"] = i.fpp_expected;
+        d["seed"] = i.seed;
+        d["ttl_ms"] = i.ttl_ms;
+        return d;
+      }, "The filter's layers, capacity, items added, bits, expected rate and time to live.")
+      .def("expire", [](PyRedis& r, double seconds) {
+        py::gil_scoped_release nogil;
+        std::lock_guard lock(r.mu);
+        r.f->expire(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+      }, py::arg("seconds"), "Sets (or with seconds <= 0 removes) an expiry on every key of the filter.")
+      .def("destroy", [](PyRedis& r) {
+        py::gil_scoped_release nogil;
+        std::lock_guard lock(r.mu);
+        return r.f->destroy();
+      }, "Deletes the filter from Redis; True if it existed.")
+      .def("__repr__", [](PyRedis& r) {
+        amq::RedisBloomInfo i;
+        {
+          py::gil_scoped_release nogil;
+          std::lock_guard lock(r.mu);
+          i = r.f->info();
+        }
+        char rate[32];
+        std::snprintf(rate, sizeof rate, "%.3g", i.fpp_expected);
+        return "<amq.RedisBloomFilter name=" + i.name + " items=" + std::to_string(i.items) +
+               " bits=" + std::to_string(i.bits) + " fpp=" + rate + ">";
+      })
+      .def_static("push", [](const std::string& url, const std::string& name, const PySet& set) {
+        const std::vector<std::byte> file = [&] {
+          std::shared_lock lock(set.mu);
+          return set.set->serialize();
+        }();
+        py::gil_scoped_release nogil;
+        amq::RedisBloomFilter::push(url, name, file);
+      }, py::arg("url"), py::arg("name"), py::arg("set"),
+      "Uploads a ScalableBloomFilter or (amq-format) BloomFilter as the Redis filter NAME.")
+      .def_static("pull", [](const std::string& url, const std::string& name) {
+        std::vector<std::byte> file;
+        {
+          py::gil_scoped_release nogil;
+          file = amq::RedisBloomFilter::pull(url, name);
+        }
+        return wrap(amq::load_set(file, "auto"));
+      }, py::arg("url"), py::arg("name"), "Downloads the Redis filter NAME as a local set, byte-identical to what was pushed.");
+}
+
 // ---- registration -----------------------------------------------------------------
 const char* kKeysDoc =
     "Keys are str (hashed as UTF-8), bytes or any bytes-like object, or int (64-bit: "
@@ -728,6 +1059,9 @@ PYBIND11_MODULE(_amq, m) {
   register_kind<Kind::ribbon>(m, "RibbonFilter", "A static ribbon filter, built from keys.");
   register_kind<Kind::expandable>(m, "ExpandableFilter",
       "A filter that grows without a capacity, with removes; the rate stays below fpp.");
+
+  register_log_store(m);
+  register_redis(m);
 
   m.def("loads", &loads, py::arg("data"), py::arg("format") = "auto",
         "Reads a set from its file's bytes: an amq container of any kind, or a Guava Bloom filter "

@@ -392,3 +392,110 @@ def test_errors_carry_codes():
         amq.CuckooFilter(10, 0.01, no_such_option=3)
     f = amq.CuckooFilter(10, 0.01, fingerprint_bits=16)
     assert f.info()["params"]["fingerprint_bits"] == "16"
+
+
+# ---- LogStore ------------------------------------------------------------------------
+
+def test_log_store_is_a_mapping_that_persists(tmp_path):
+    d = str(tmp_path / "db")
+    with amq.LogStore(d, durability="every_write") as db:
+        db[b"k"] = b"v"
+        db["text"] = "é"
+        db[7] = bytearray(b"seven")
+        db.put(b"gone", b"x")
+        del db[b"gone"]
+        assert db[b"k"] == b"v" and db.get("text") == "é".encode() and db[7] == b"seven"
+        assert db.get(b"gone") is None and db.get(b"gone", b"d") == b"d" and b"gone" not in db
+        with pytest.raises(KeyError):
+            db[b"gone"]
+        with pytest.raises(KeyError):
+            del db[b"gone"]
+        assert len(db) == 3
+    assert db.closed
+    with pytest.raises(ValueError):
+        db[b"k"]
+    with amq.LogStore(d, read_only=True) as db:
+        assert dict(db.items()) == {b"k": b"v", b"text": "é".encode(), (7).to_bytes(8, "little"): b"seven"}
+        assert sorted(db) == sorted(db.keys()) and len(db.values()) == 3
+        with pytest.raises(amq.Error):
+            db[b"new"] = b"x"
+
+
+def test_log_store_one_writer_and_bad_options(tmp_path):
+    d = str(tmp_path / "db")
+    with amq.LogStore(d, durability="group_commit", group_commit_ms=5) as db:
+        db[b"a"] = b"1"
+        with pytest.raises(amq.LockedError):
+            amq.LogStore(d)
+    with pytest.raises(amq.InvalidArgumentError):
+        amq.LogStore(d, durability="sometimes")
+    with pytest.raises(amq.NotFoundError):
+        amq.LogStore(str(tmp_path / "missing"), create=False)
+    with pytest.raises(TypeError):
+        with amq.LogStore(d) as db:
+            db[b"a"] = 5
+
+
+def test_log_store_written_by_python_is_read_by_the_cli(tmp_path, cli):
+    d = str(tmp_path / "db")
+    with amq.LogStore(d) as db:
+        db[b"apple"] = b"red"
+    out = subprocess.run([cli, "store", "get", d, "apple"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "red", out
+
+
+# ---- RedisBloomFilter ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    import shutil
+    import socket
+    import time
+    server = shutil.which("redis-server") or "/usr/bin/redis-server"
+    if not os.access(server, os.X_OK):
+        pytest.skip("redis-server is not installed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    d = str(tmp_path_factory.mktemp("redis"))
+    proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--dir", d, "--save", "",
+                             "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(500):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.01)
+        else:
+            pytest.fail("redis-server did not start")
+        yield "redis://127.0.0.1:%d" % port
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def test_redis_bloom_filter(redis_url):
+    f = amq.RedisBloomFilter(redis_url, "py-users", capacity=1000, fpp=0.01)
+    keys = random_keys(3000, 9)  # past the first layer's capacity: a second layer opens
+    assert f.add_many(keys) >= 2950
+    assert f.add(keys[0]) is False
+    assert f.contains_many(keys).all() and keys[1] in f
+    absent = ["absent-%d" % i for i in range(5000)]
+    assert f.contains_many(absent).mean() <= 0.02
+    info = f.info()
+    assert info["layers"] >= 2 and info["items"] >= 2950
+    g = amq.RedisBloomFilter(redis_url, "py-users", create=False)  # a second client sees the keys
+    assert g.contains_many(np.array([k for k in keys if isinstance(k, int)], dtype=np.uint64)).all()
+    with pytest.raises(amq.IncompatibleError):
+        amq.RedisBloomFilter(redis_url, "py-users", capacity=5, fpp=0.01)
+    local = amq.ScalableBloomFilter(100, 0.01)
+    local.update(["p", "q"])
+    amq.RedisBloomFilter.push(redis_url, "py-pushed", local)
+    assert bytes(amq.RedisBloomFilter.pull(redis_url, "py-pushed")) == bytes(local)
+    assert "p" in amq.RedisBloomFilter(redis_url, "py-pushed", create=False)
+    assert g.destroy() is True
+    with pytest.raises(amq.NotFoundError):
+        amq.RedisBloomFilter(redis_url, "py-users", create=False)
+    with pytest.raises(amq.IoError):
+        amq.RedisBloomFilter("redis://127.0.0.1:1", "x", connect_timeout=0.5)
