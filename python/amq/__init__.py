@@ -18,11 +18,13 @@ from ._amq import AmqSet, Error, KeyIterator, kinds, load  # noqa: F401
 __version__ = "0.1.0"
 
 
-def loads(data, format="auto"):
+def loads(data, format="auto", **options):
     """Reads a set from its file's bytes: an amq container of any kind, or a Guava
-    Bloom filter (format 'auto'); 'amq', 'guava' or 'parquet' (a raw split-block
-    bitset) insist on one. Raises an amq.Error on any malformed input.
+    Bloom filter (format 'auto'); 'amq', 'guava', 'parquet' (a raw split-block
+    bitset), 'bip158' (options siphash_key='32 hex digits', golomb_p, golomb_m) or
+    'cache-digest' (base64url text) insist on one. Raises an amq.Error on any
+    malformed input.
 
     A Python function (not the extension's) so that pickle can name it: sets pickle
     as ``amq.loads(bytes(set))``."""
-    return _amq.loads(data, format)
+    return _amq.loads(data, format, **options)

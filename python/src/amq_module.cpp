@@ -321,12 +321,24 @@ amq::BuildOptions build_options(std::optional<uint64_t> capacity, double fpp, ui
     std::string n = py::str(name);
     for (char& c : n)
       if (c == '_') c = '-';
-    std::string v;
-    if (PyBool_Check(value.ptr())) v = value.cast<bool>() ? "true" : "false";
-    else v = py::str(value);
-    o.extra[n] = v;
+    if (PyBool_Check(value.ptr())) {  // a flag (parquet=True): present or absent
+      if (value.cast<bool>()) o.extra[n] = "";
+      continue;
+    }
+    o.extra[n] = py::str(value);
   }
   return o;
+}
+
+std::map<std::string, std::string> extra_options(const py::kwargs& options) {
+  std::map<std::string, std::string> out;
+  for (auto [name, value] : options) {
+    std::string n = py::str(name);
+    for (char& c : n)
+      if (c == '_') c = '-';
+    out[n] = py::str(value);
+  }
+  return out;
 }
 
 std::unique_ptr<amq::AnySet> build(Kind kind, amq::BuildOptions o, const KeyBatch& keys) {
@@ -370,27 +382,31 @@ std::span<const std::byte> buffer_bytes(const py::buffer_info& info) {
   return {static_cast<const std::byte*>(info.ptr), static_cast<size_t>(info.size * info.itemsize)};
 }
 
-py::object loads(const py::buffer& data, const std::string& format) {
+py::object loads(const py::buffer& data, const std::string& format, const py::kwargs& options) {
   py::buffer_info info = data.request();
   if (info.ndim > 1 && info.strides.back() != info.itemsize)
     throw py::value_error("loads takes a contiguous bytes-like object");
+  amq::LoadOptions o;
+  o.format = format;
+  o.extra = extra_options(options);
   std::unique_ptr<amq::AnySet> s;
   {
     py::gil_scoped_release nogil;
-    s = amq::load_set(buffer_bytes(info), format);
+    s = amq::load_set(buffer_bytes(info), o);
   }
   return wrap(std::move(s));
 }
 
-py::object load(const std::string& path, const std::string& format) {
+py::object load(const std::string& path, const std::string& format, const py::kwargs& options) {
+  amq::LoadOptions o;
+  o.format = format;
+  o.extra = extra_options(options);
   std::unique_ptr<amq::AnySet> s;
   {
     py::gil_scoped_release nogil;
-    amq::LoadOptions o;
-    o.format = format;
     s = amq::open_set(path, o);
   }
-  return wrap(std::move(s), path);
+  return wrap(std::move(s), o.format == "auto" || o.format == "amq" ? path : std::string());
 }
 
 py::dict info_dict(const PySet& s) {
@@ -1065,8 +1081,9 @@ PYBIND11_MODULE(_amq, m) {
 
   m.def("loads", &loads, py::arg("data"), py::arg("format") = "auto",
         "Reads a set from its file's bytes: an amq container of any kind, or a Guava Bloom filter "
-        "(format 'auto'); 'amq', 'guava' or 'parquet' (a raw split-block bitset) insist on one. "
-        "Raises an amq.Error on any malformed input.");
+        "(format 'auto'); 'amq', 'guava', 'parquet' (a raw split-block bitset), 'bip158' (with "
+        "siphash_key=32 hex digits, golomb_p, golomb_m) or 'cache-digest' insist on one. Raises an "
+        "amq.Error on any malformed input.");
   m.def("load", &load, py::arg("path"), py::arg("format") = "auto",
         "Reads a set file (as loads); a SuccinctSet, BinaryFuseFilter or RibbonFilter file is memory-mapped.");
   m.def("kinds", [] {

@@ -499,3 +499,27 @@ def test_redis_bloom_filter(redis_url):
         amq.RedisBloomFilter(redis_url, "py-users", create=False)
     with pytest.raises(amq.IoError):
         amq.RedisBloomFilter("redis://127.0.0.1:1", "x", connect_timeout=0.5)
+
+
+# ---- outside formats -------------------------------------------------------------------
+
+def test_parquet_and_bip158_formats(tmp_path, cli):
+    b = amq.BlockedBloomFilter(1000, 0.01, format="parquet")
+    b.update(["a", "b"])
+    r = amq.loads(bytes(b), format="parquet")
+    assert r.info()["format"] == "parquet" and "a" in r and bytes(r) == bytes(b)
+    path = _save(b, tmp_path / "p.bin")
+    out = subprocess.run([cli, "query", "--format", "parquet", path, "a", "b", "c"], capture_output=True, text=True)
+    assert out.stdout.split() == ["a", "b"]
+    assert "parquet" in amq.BlockedBloomFilter(10, parquet=True).info()["params"]["hash"]
+    assert "parquet" not in amq.BlockedBloomFilter(10, parquet=False).info()["params"]["hash"]
+    key = "00112233445566778899aabbccddeeff"
+    g = amq.GolombCodedSet(["x", "y"], format="bip158", siphash_key=key)
+    h = amq.loads(bytes(g), format="bip158", siphash_key=key)
+    assert "x" in h and "y" in h and bytes(h) == bytes(g)
+    path = _save(g, tmp_path / "g.bip158")
+    out = subprocess.run([cli, "query", "--format", "bip158", "--siphash-key", key, path, "x", "q"],
+                         capture_output=True, text=True)
+    assert out.stdout.split() == ["x"]
+    with pytest.raises(amq.InvalidArgumentError):
+        amq.loads(bytes(g), format="amq", siphash_key=key)
