@@ -131,7 +131,7 @@ def test_cuckoo_filter_full_raises_and_keeps_its_keys():
     assert len(f) == len(added)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, database=None)
 @given(st.sets(st.one_of(st.text(max_size=20), st.binary(max_size=20),
                          st.integers(min_value=-2**63, max_value=2**64 - 1)), max_size=200),
        st.sampled_from(DYNAMIC + STATIC))
