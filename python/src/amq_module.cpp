@@ -39,15 +39,27 @@ namespace {
 // ---- errors -------------------------------------------------------------------
 // amq.Error, and one subclass per amq::Errc (InvalidArgumentError is also a
 // ValueError); each instance carries .code, the Errc's name ("checksum_mismatch").
-constexpr std::array<std::pair<amq::Errc, const char*>, 15> kErrors{{
-    {amq::Errc::invalid_argument, "invalid_argument"}, {amq::Errc::truncated, "truncated"},
-    {amq::Errc::bad_magic, "bad_magic"},               {amq::Errc::unsupported_version, "unsupported_version"},
-    {amq::Errc::wrong_kind, "wrong_kind"},             {amq::Errc::checksum_mismatch, "checksum_mismatch"},
-    {amq::Errc::corrupt, "corrupt"},                   {amq::Errc::too_large, "too_large"},
-    {amq::Errc::incompatible, "incompatible"},         {amq::Errc::full, "full"},
-    {amq::Errc::unsupported, "unsupported"},           {amq::Errc::not_found, "not_found"},
-    {amq::Errc::io, "io"},                             {amq::Errc::locked, "locked"},
-    {amq::Errc::remote, "remote"},
+struct ErrorClass {
+  amq::Errc code;
+  const char* name;
+  const char* doc;
+};
+constexpr std::array<ErrorClass, 15> kErrors{{
+    {amq::Errc::invalid_argument, "invalid_argument", "A parameter out of its documented range."},
+    {amq::Errc::truncated, "truncated", "The input ends before the structure it announces."},
+    {amq::Errc::bad_magic, "bad_magic", "Not an amq file (nor a recognised outside format)."},
+    {amq::Errc::unsupported_version, "unsupported_version", "A format version this build does not read."},
+    {amq::Errc::wrong_kind, "wrong_kind", "An amq file of another structure kind."},
+    {amq::Errc::checksum_mismatch, "checksum_mismatch", "The bytes changed after they were written."},
+    {amq::Errc::corrupt, "corrupt", "Well-formed framing, impossible contents."},
+    {amq::Errc::too_large, "too_large", "Sizes beyond what this build accepts."},
+    {amq::Errc::incompatible, "incompatible", "Two structures that cannot be combined."},
+    {amq::Errc::full, "full", "A fixed-capacity structure cannot take the item (it is unchanged)."},
+    {amq::Errc::unsupported, "unsupported", "The operation does not exist for this kind."},
+    {amq::Errc::not_found, "not_found", "A named thing (file, key, filter) is absent."},
+    {amq::Errc::io, "io", "The operating system refused a read or write, or a server connection failed."},
+    {amq::Errc::locked, "locked", "Another writer holds the resource."},
+    {amq::Errc::remote, "remote", "A server (Redis) answered with an error."},
 }};
 PyObject* g_error = nullptr;
 std::array<PyObject*, kErrors.size()> g_error_classes{};
@@ -65,12 +77,12 @@ std::string camel_error_name(const char* code) {
 
 void raise_amq_error(const amq::Error& e) {
   size_t i = 0;
-  while (i < kErrors.size() && kErrors[i].first != e.code()) ++i;
+  while (i < kErrors.size() && kErrors[i].code != e.code()) ++i;
   PyObject* cls = i < kErrors.size() ? g_error_classes[i] : g_error;
   py::str message(PyUnicode_DecodeUTF8(e.what(), static_cast<Py_ssize_t>(std::strlen(e.what())), "replace"));
   py::object exc = py::reinterpret_steal<py::object>(PyObject_CallOneArg(cls, message.ptr()));
   if (!exc) return;  // the call failed and set its own exception
-  exc.attr("code") = py::str(i < kErrors.size() ? kErrors[i].second : "unknown");
+  exc.attr("code") = py::str(i < kErrors.size() ? kErrors[i].name : "unknown");
   PyErr_SetObject(cls, exc.ptr());
 }
 
@@ -991,12 +1003,13 @@ PYBIND11_MODULE(_amq, m) {
                                       PyExc_Exception, nullptr);
   m.attr("Error") = py::handle(g_error);
   for (size_t i = 0; i < kErrors.size(); ++i) {
-    const std::string name = camel_error_name(kErrors[i].second);
+    const std::string name = camel_error_name(kErrors[i].name);
     const std::string qualified = "amq." + name;
-    py::tuple bases = kErrors[i].first == amq::Errc::invalid_argument
+    py::tuple bases = kErrors[i].code == amq::Errc::invalid_argument
                           ? py::make_tuple(py::handle(g_error), py::handle(PyExc_ValueError))
                           : py::make_tuple(py::handle(g_error));
-    g_error_classes[i] = PyErr_NewException(qualified.c_str(), bases.ptr(), nullptr);
+    const std::string doc = std::string(kErrors[i].doc) + " (.code '" + kErrors[i].name + "')";
+    g_error_classes[i] = PyErr_NewExceptionWithDoc(qualified.c_str(), doc.c_str(), bases.ptr(), nullptr);
     m.attr(name.c_str()) = py::handle(g_error_classes[i]);
   }
   py::register_exception_translator([](std::exception_ptr p) {
@@ -1054,27 +1067,64 @@ PYBIND11_MODULE(_amq, m) {
           });
 
   register_kind<Kind::bloom>(m, "BloomFilter",
-      "A Bloom filter bit for bit as Guava's (sized as Guava sizes it; Murmur3 probes): format='guava' "
-      "keeps it in Guava's writeTo stream, which Java's BloomFilter.readFrom reads. Merges (|) with a "
-      "filter of the same geometry.");
+      "A Bloom filter bit for bit as Guava's: sized as Guava sizes it (m = -n ln p / ln(2)^2 bits, "
+      "k = round(m/n ln 2) probes, Murmur3 128), so format='guava' writes Guava's writeTo stream, which "
+      "Java's BloomFilter.readFrom reads, and amq.load reads Guava's files.\n\n"
+      "Guarantees: no false negatives; the false-positive rate is about fpp at `capacity` keys and rises "
+      "past it (info()['fpp_expected'] tells the rate now). No removes; the count is an estimate "
+      "(info()['items']), so there is no len(). a | b, a.union(b) and a |= b merge filters of the same "
+      "capacity and fpp (amq.IncompatibleError otherwise).");
   register_kind<Kind::blocked_bloom>(m, "BlockedBloomFilter",
-      "A split-block Bloom filter (Parquet's layout): one cache line per key; merges (|) with one of the "
-      "same size and seed.");
+      "A split-block Bloom filter (Parquet's layout): each key sets 8 bits in one 32-byte block, so a "
+      "lookup reads one cache line. About 1.5x the bits of a BloomFilter for the same rate, and faster.\n\n"
+      "Guarantees: no false negatives; rate about fpp at `capacity` keys. parquet=True hashes as Parquet "
+      "(XXH64, seed 0) and format='parquet' writes the raw bitset a Parquet file embeds. Merges (|) with "
+      "a filter of the same size and seed.");
   register_kind<Kind::scalable_bloom>(m, "ScalableBloomFilter",
-      "A Bloom filter that grows by layers, keeping the false-positive rate below fpp at any size.");
+      "A Bloom filter that grows by layers (Almeida et al.): layer i holds capacity * growth^i keys at "
+      "rate fpp * (1 - tightening) * tightening^i, so the overall false-positive rate stays below fpp at "
+      "any number of keys.\n\nGuarantees: no false negatives; never full. It counts the adds it did not "
+      "find present (a false positive goes uncounted): info()['items'], no len().");
   register_kind<Kind::cuckoo>(m, "CuckooFilter",
-      "A cuckoo filter: adds and removes (of added keys); raises amq.FullError when full.");
+      "A cuckoo filter (Fan et al. 2014): fingerprints in a bucketed cuckoo hash table. Unlike a Bloom "
+      "filter it removes keys, and below ~3% it is smaller and faster.\n\n"
+      "Guarantees: no false negatives after any sequence of add and remove of keys that were added "
+      "(k is in the filter while added more times than removed). When an add cannot place its "
+      "fingerprint it raises amq.FullError and the filter is left exactly as it was. The rate is at most "
+      "2b/2^f (f-bit fingerprints, b slots a bucket); fills to ~95% of its slots (b = 4). Each add of a "
+      "key stores one more copy (up to 2b). Removing a key never added may remove another key's "
+      "fingerprint and cause its false negative: remove only keys you added. len() is adds - removes.");
   register_kind<Kind::scalable_cuckoo>(m, "ScalableCuckooFilter",
-      "Cuckoo filters that grow by layers: adds and removes without a fixed capacity.");
+      "Cuckoo filters that grow by layers: adds and removes (of added keys) without a fixed capacity, "
+      "the rate staying below fpp.\n\nGuarantees: no false negatives while only added keys are removed; "
+      "never full. len() is adds - removes.");
   register_kind<Kind::gcs>(m, "GolombCodedSet",
-      "A static Golomb-coded set (BIP158-style), built from keys: smallest for its rate.");
+      "A static Golomb-coded set (BIP158-style): the sorted hashes of the keys, Golomb-Rice coded. The "
+      "smallest filter for its rate (~1.5 + log2(1/fpp) bits a key); lookups decode, so slower. Built "
+      "from an iterable or array of keys; no adds. format='bip158' (siphash_key=...) and "
+      "'cache-digest' write those outside formats.\n\nGuarantees: no false negatives; rate about fpp.");
   register_kind<Kind::succinct>(m, "SuccinctSet",
-      "A static, exact, ordered set of keys (a LOUDS trie): in, index_of, key_at, keys(prefix=...), "
-      "range(lo, hi) and iteration in sorted order; SuccinctSet.open maps a file.");
-  register_kind<Kind::binary_fuse>(m, "BinaryFuseFilter", "A static binary fuse filter, built from keys.");
-  register_kind<Kind::ribbon>(m, "RibbonFilter", "A static ribbon filter, built from keys.");
+      "A static, exact, ordered set of keys: a LOUDS trie with tails, about the size of the keys "
+      "compressed. `in` has no false positives. index_of, key_at, keys(prefix=...), range(lo, hi) and "
+      "iteration give the keys in byte order (ints numerically: a set of int keys stores them "
+      "big-endian). SuccinctSet.open(path) answers from the memory-mapped file without copying it.");
+  register_kind<Kind::binary_fuse>(m, "BinaryFuseFilter",
+      "A static binary fuse filter (Graf & Lemire 2022): ~1.13 log2(1/fpp) bits a key and three memory "
+      "reads a lookup. Built from an iterable or array of keys; no adds.\n\nGuarantees: no false "
+      "negatives; rate 2^-f with f-bit fingerprints.");
+  register_kind<Kind::ribbon>(m, "RibbonFilter",
+      "A static standard Ribbon filter (Dillinger & Walzer 2021): within a few percent of the space "
+      "bound at any rate, fractional bits a key included. Built from an iterable or array of keys; no adds.\n\nGuarantees: no false negatives; "
+      "rate about fpp.");
   register_kind<Kind::expandable>(m, "ExpandableFilter",
-      "A filter that grows without a capacity, with removes; the rate stays below fpp.");
+      "A filter that grows without a capacity by doubling one bucketed cuckoo table in place "
+      "(InfiniFilter's idea): a lookup reads two buckets however far it has grown, and it removes keys; "
+      "the rate stays below fpp at any size.\n\nGuarantees: no false negatives while only added "
+      "keys are removed; len() is adds - removes.");
+  for (const char* name : {"AmqSet", "KeyIterator", "BloomFilter", "BlockedBloomFilter", "ScalableBloomFilter",
+                           "CuckooFilter", "ScalableCuckooFilter", "GolombCodedSet", "SuccinctSet",
+                           "BinaryFuseFilter", "RibbonFilter", "ExpandableFilter"})
+    m.attr(name).attr("__module__") = "amq";
 
   register_log_store(m);
   register_redis(m);
@@ -1086,6 +1136,8 @@ PYBIND11_MODULE(_amq, m) {
         "amq.Error on any malformed input.");
   m.def("load", &load, py::arg("path"), py::arg("format") = "auto",
         "Reads a set file (as loads); a SuccinctSet, BinaryFuseFilter or RibbonFilter file is memory-mapped.");
+  m.attr("LogStore").attr("__module__") = "amq";
+  m.attr("RedisBloomFilter").attr("__module__") = "amq";
   m.def("kinds", [] {
     std::vector<std::string> out;
     for (Kind k : amq::all_kinds()) out.emplace_back(amq::kind_name(k));

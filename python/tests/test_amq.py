@@ -523,3 +523,27 @@ def test_parquet_and_bip158_formats(tmp_path, cli):
     assert out.stdout.split() == ["x"]
     with pytest.raises(amq.InvalidArgumentError):
         amq.loads(bytes(g), format="amq", siphash_key=key)
+
+
+# ---- documentation -----------------------------------------------------------------------
+
+def test_every_public_name_has_a_docstring_and_a_stub():
+    import ast
+    stub = ast.parse(open(os.path.join(os.path.dirname(amq.__file__), "__init__.pyi")).read())
+    stubbed = {n.name for n in stub.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    stub_methods = {c.name: {f.name for f in c.body if isinstance(f, ast.FunctionDef)}
+                    for c in stub.body if isinstance(c, ast.ClassDef)}
+    for name in dir(amq):
+        obj = getattr(amq, name)
+        if name.startswith("_") or not (isinstance(obj, type) or callable(obj)):
+            continue
+        assert name in stubbed, name
+        assert obj.__doc__, name
+        if isinstance(obj, type) and not issubclass(obj, BaseException):
+            for attr, member in vars(obj).items():
+                if attr.startswith("_") or not callable(member):
+                    continue
+                assert member.__doc__, (name, attr)
+                inherited = set().union(*(stub_methods.get(b, set()) for b in
+                                          ("AmqSet", "_DynamicSet", "_ErasingSet", "_StaticSet")))
+                assert attr in stub_methods.get(name, set()) | inherited, (name, attr)
