@@ -547,3 +547,13 @@ def test_every_public_name_has_a_docstring_and_a_stub():
                 inherited = set().union(*(stub_methods.get(b, set()) for b in
                                           ("AmqSet", "_DynamicSet", "_ErasingSet", "_StaticSet")))
                 assert attr in stub_methods.get(name, set()) | inherited, (name, attr)
+
+
+def test_the_readme_example_runs_as_written(tmp_path):
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    text = open(readme, encoding="utf-8").read()
+    section = text[text.index("## Using it from Python"):]
+    code = section[section.index("```python\n") + len("```python\n"):]
+    code = code[:code.index("```")]
+    code = code.replace("/tmp/fruit", str(tmp_path / "fruit"))
+    exec(compile(code, "README.md", "exec"), {})
