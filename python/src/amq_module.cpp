@@ -316,10 +316,9 @@ std::optional<KeyType> key_type_arg(const std::optional<std::string>& name) {
 struct PySet {
   std::unique_ptr<amq::AnySet> set;
   mutable std::shared_mutex mu;
-  // SuccinctSet only: the typed set for ordered queries, made on first use (a mapped
-  // file is mapped again; a set in memory is copied once).
+  // SuccinctSet only: the typed set for ordered queries: a file's own mapping, made
+  // when it is loaded; for a set in memory, a copy made on first use.
   mutable std::shared_ptr<const amq::SuccinctSet> trie;
-  std::string path;  // the mapped file, for SuccinctSet.open
 };
 template <Kind K>
 struct KindSet : PySet {};
@@ -340,7 +339,14 @@ template <Kind K>
 py::object wrap_kind(std::unique_ptr<amq::AnySet> s, std::string path) {
   auto p = std::make_unique<KindSet<K>>();
   p->set = std::move(s);
-  p->path = std::move(path);
+  if constexpr (K == Kind::succinct) {
+    // The ordered queries' typed set maps the same file now (its checksum was just
+    // verified), not later, when the path may name a replaced file.
+    if (!path.empty()) {
+      py::gil_scoped_release nogil;
+      p->trie = std::make_shared<const amq::SuccinctSet>(amq::SuccinctSet::open(path, false));
+    }
+  }
   return py::cast(std::move(p));
 }
 
@@ -503,7 +509,6 @@ std::string repr(const PySet& s, const char* cls) {
 // classes' merge); the union keeps the left operand's file format and key type.
 std::unique_ptr<amq::AnySet> merged(const PySet& a, const PySet& b) {
   std::shared_lock la(a.mu);
-  std::unique_lock<std::shared_mutex> lb_unused;
   std::shared_lock lb(b.mu, std::defer_lock);
   if (&a != &b) lb.lock();
   if (a.set->kind() != b.set->kind()) throw_error(amq::Errc::incompatible, "cannot merge sets of different kinds");
@@ -530,10 +535,7 @@ std::unique_ptr<amq::AnySet> merged(const PySet& a, const PySet& b) {
 // ---- SuccinctSet's ordered queries ------------------------------------------------
 const amq::SuccinctSet& trie_of(const PySet& s) {
   std::unique_lock lock(s.mu);
-  if (!s.trie) {
-    if (!s.path.empty()) s.trie = std::make_shared<const amq::SuccinctSet>(amq::SuccinctSet::open(s.path));
-    else s.trie = std::make_shared<const amq::SuccinctSet>(amq::SuccinctSet::load(s.set->serialize()));
-  }
+  if (!s.trie) s.trie = std::make_shared<const amq::SuccinctSet>(amq::SuccinctSet::load(s.set->serialize()));
   return *s.trie;
 }
 
@@ -1099,8 +1101,8 @@ PYBIND11_MODULE(_amq, m) {
                              "True if the set takes adds.")
       .def("__bytes__", &to_bytes, "The set's file, in the format it was built or loaded in (amq.loads reads it).")
       .def("save", [](const PySet& s, const std::string& path) {
+            py::gil_scoped_release nogil;  // before the lock: never wait for the GIL holding it
             std::shared_lock lock(s.mu);
-            py::gil_scoped_release nogil;
             s.set->write_to([&](std::span<const std::byte> data) { amq::write_file_atomic(path, data); });
           }, py::arg("path"), "Writes the set's file atomically (the CLI and amq.load read it).")
       .def("__reduce__", [](py::object self) {

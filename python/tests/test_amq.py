@@ -557,3 +557,28 @@ def test_the_readme_example_runs_as_written(tmp_path):
     code = code[:code.index("```")]
     code = code.replace("/tmp/fruit", str(tmp_path / "fruit"))
     exec(compile(code, "README.md", "exec"), {})
+
+
+def test_save_while_another_thread_adds_does_not_deadlock(tmp_path):
+    # A writer thread saving (GIL released, set locked) while the main thread adds
+    # (GIL held, waiting for the lock): the save must not wait for the GIL holding the lock.
+    code = """
+import sys, threading, amq
+f = amq.ScalableCuckooFilter(1000, 0.01)
+f.update(range(20000))
+stop = False
+def saver():
+    while not stop:
+        f.save(sys.argv[1])
+t = threading.Thread(target=saver)
+t.start()
+for i in range(200000):
+    f.add(i)
+    f.contains_many([i, i + 1])
+stop = True
+t.join()
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s.amq")], capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr
