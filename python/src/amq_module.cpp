@@ -319,6 +319,18 @@ struct PySet {
   // SuccinctSet only: the typed set for ordered queries: a file's own mapping, made
   // when it is loaded; for a set in memory, a copy made on first use.
   mutable std::shared_ptr<const amq::SuccinctSet> trie;
+  // A static set's info(), which for several kinds serializes the set to measure it:
+  // computed once (the set never changes). Guarded by `mu`.
+  mutable std::optional<amq::SetInfo> static_info;
+
+  // AnySet::info(); the caller holds `mu` (shared or exclusive).
+  amq::SetInfo info() const {
+    if (set->is_dynamic()) return set->info();
+    static std::mutex cache_mu;  // shared holders of `mu` may race to fill the cache
+    std::lock_guard lock(cache_mu);
+    if (!static_info) static_info = set->info();
+    return *static_info;
+  }
 };
 template <Kind K>
 struct KindSet : PySet {};
@@ -475,7 +487,7 @@ py::dict info_dict(const PySet& s) {
   amq::SetInfo i;
   {
     std::shared_lock lock(s.mu);
-    i = s.set->info();
+    i = s.info();
   }
   py::dict params;
   for (const auto& [k, v] : i.params) params[py::str(k)] = v;
@@ -496,7 +508,7 @@ std::string repr(const PySet& s, const char* cls) {
   amq::SetInfo i;
   {
     std::shared_lock lock(s.mu);
-    i = s.set->info();
+    i = s.info();
   }
   char rate[32];
   std::snprintf(rate, sizeof rate, "%.3g", i.fpp_expected);
@@ -942,7 +954,8 @@ void register_kind(py::module_& m, const char* name, const char* doc) {
             }, "Adds every key of each iterable or array (as add_many).");
     cls.def("add_many", &add_many, py::arg("keys"),
             "Adds every key of a list/iterable of keys, a NumPy int64/uint64 array (read in place) or a "
-            "fixed-width bytes array (dtype 'S'). The GIL is released while the keys are inserted.");
+            "fixed-width bytes array (dtype 'S'). The GIL is released while the keys are inserted. If a "
+            "key does not fit (amq.FullError), the keys before it stay added.");
   } else {
     cls.def(py::init([](py::handle keys, double fpp, uint64_t seed, std::optional<std::string> key_type,
                         std::string format, py::kwargs options) {
@@ -980,7 +993,7 @@ void register_kind(py::module_& m, const char* name, const char* doc) {
   if constexpr (exact_count(K)) {
     cls.def("__len__", [](const PySet& s) {
       std::shared_lock lock(s.mu);
-      return s.set->info().items;
+      return s.info().items;
     }, "The number of keys held (for dynamic kinds, the adds less the removes).");
   }
   if constexpr (has_merge(K)) {
@@ -1091,11 +1104,11 @@ PYBIND11_MODULE(_amq, m) {
                                "expected false-positive rate, the kind's parameters.")
       .def_property_readonly("fpp", [](const PySet& s) {
             std::shared_lock lock(s.mu);
-            return s.set->info().fpp_expected;
+            return s.info().fpp_expected;
           }, "The false-positive rate to expect now (0 for exact sets).")
       .def_property_readonly("nbytes", [](const PySet& s) {
             std::shared_lock lock(s.mu);
-            return s.set->info().bytes;
+            return s.info().bytes;
           }, "The size of the set's file, in bytes.")
       .def_property_readonly("is_dynamic", [](const PySet& s) { return s.set->is_dynamic(); },
                              "True if the set takes adds.")

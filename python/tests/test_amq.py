@@ -572,7 +572,7 @@ def saver():
         f.save(sys.argv[1])
 t = threading.Thread(target=saver)
 t.start()
-for i in range(200000):
+for i in range(50000):
     f.add(i)
     f.contains_many([i, i + 1])
 stop = True
