@@ -113,7 +113,9 @@ uint64_t int_key(PyObject* o) {
   throw py::value_error("an int key must fit in 64 bits (-2**63 .. 2**64-1)");
 }
 
-bool is_int_key(PyObject* o) { return !PyBool_Check(o) && (PyLong_Check(o) || (PyIndex_Check(o) && !PyObject_CheckBuffer(o))); }
+// NumPy's integer scalars also expose a buffer (of their own width): as keys they are
+// ints, so __index__ comes first.
+bool is_int_key(PyObject* o) { return !PyBool_Check(o) && (PyLong_Check(o) || PyIndex_Check(o)); }
 
 // One key's bytes. `scratch` holds an int's 8 bytes or a copied bytes-like object's.
 struct KeyScratch {

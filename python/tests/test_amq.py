@@ -158,7 +158,7 @@ def test_key_types_hash_as_the_cli_does():
     f.add("é")
     assert "é".encode() in f and bytearray("é".encode()) in f and memoryview("é".encode()) in f
     f.add(np.int64(12345))
-    assert 12345 in f and np.uint64(12345) in f
+    assert 12345 in f and np.uint64(12345) in f and np.int32(12345) in f and np.uint16(12345) in f
     with pytest.raises(ValueError):
         f.add(2**64)
     with pytest.raises(ValueError):
