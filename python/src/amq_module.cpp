@@ -1025,6 +1025,8 @@ void register_kind(py::module_& m, const char* name, const char* doc) {
                    }, py::arg("path"),
                    "Opens a SuccinctSet file memory-mapped: validated, then answered from the file's pages "
                    "without copying them.");
+    cls.def_property_readonly("is_mapped", [](const PySet& s) { return trie_of(s).is_mapped(); },
+                              "True if the set answers from a memory-mapped file (amq.load, SuccinctSet.open).");
     cls.def("index_of", [](const PySet& s, py::handle key) -> py::object {
               const std::string k = trie_key(s, key);
               const uint64_t i = trie_of(s).index_of(k);

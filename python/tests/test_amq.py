@@ -376,6 +376,7 @@ def test_succinct_set_ordered_queries(tmp_path):
     path = _save(s, tmp_path / "t.amq")
     m = amq.SuccinctSet.open(path)
     assert list(m) == words and m.index_of("cherry") == words.index("cherry") and "band" in m
+    assert m.is_mapped and amq.load(path).is_mapped and not s.is_mapped
     with pytest.raises(amq.WrongKindError):
         amq.SuccinctSet.open(_save(amq.BloomFilter(10), tmp_path / "b.amq"))
     n = amq.SuccinctSet([2**40, 3, 1, 256])
