@@ -581,3 +581,43 @@ print("ok")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s.amq")], capture_output=True, text=True,
                          timeout=60)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+# ---- the typed C++ classes read Python's files and the other way round ---------------------
+
+@pytest.fixture(scope="module")
+def cxx_peer():
+    path = os.environ.get("AMQ_PY_CXX_PEER")
+    if not path or not os.access(path, os.X_OK):
+        pytest.skip("the C++ peer is not built (AMQ_PY_CXX_PEER unset)")
+    return path
+
+
+def _peer_arg(k):
+    return "u:%d" % k if isinstance(k, int) else k
+
+
+@pytest.mark.parametrize("cls,kind", [(amq.BloomFilter, "bloom"), (amq.CuckooFilter, "cuckoo")])
+def test_cxx_reads_python_files_and_python_reads_cxx_files(cls, kind, tmp_path, cxx_peer):
+    present = ["apple", "é", 0, -1, 2**63, 12345]
+    absent = ["pear", "e", 1, -2, 2**63 + 1, 54321]
+    f = cls(1000, 0.001)
+    f.update(present)
+    path = _save(f, tmp_path / "py.amq")
+    out = subprocess.run([cxx_peer, "query", kind, path] + [_peer_arg(k) for k in present + absent],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["1" if k in f else "0" for k in present + absent]
+    assert out[:len(present)] == ["1"] * len(present)
+    cpath = str(tmp_path / "cxx.amq")
+    subprocess.run([cxx_peer, "build", kind, cpath] + [_peer_arg(k) for k in present], check=True)
+    g = amq.load(cpath)
+    assert type(g) is cls and all(k in g for k in present)
+    assert bytes(g) == bytes(f)  # the same keys, the same sizing: the same file
+
+
+def test_cxx_reads_a_python_succinct_set(tmp_path, cxx_peer):
+    words = ["band", "banana", "apple", "é"]
+    path = _save(amq.SuccinctSet(words), tmp_path / "s.amq")
+    out = subprocess.run([cxx_peer, "query", "succinct", path, "band", "ban", "é", "bananas"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["1", "0", "1", "0"]
