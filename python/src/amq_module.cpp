@@ -88,6 +88,16 @@ void raise_amq_error(const amq::Error& e) {
 
 [[noreturn]] void throw_error(amq::Errc code, const std::string& message) { throw amq::Error(code, message); }
 
+// A path argument: str, bytes or any os.PathLike (pathlib.Path), as open() takes.
+std::string path_arg(py::handle p) {
+  py::object fs = py::reinterpret_steal<py::object>(PyOS_FSPath(p.ptr()));
+  if (!fs) throw py::error_already_set();
+  if (PyBytes_Check(fs.ptr())) return std::string(PyBytes_AS_STRING(fs.ptr()), PyBytes_GET_SIZE(fs.ptr()));
+  py::object b = py::reinterpret_steal<py::object>(PyUnicode_EncodeFSDefault(fs.ptr()));
+  if (!b) throw py::error_already_set();
+  return std::string(PyBytes_AS_STRING(b.ptr()), PyBytes_GET_SIZE(b.ptr()));
+}
+
 // ---- keys ---------------------------------------------------------------------
 uint64_t to_little_endian(uint64_t v) {
   if constexpr (std::endian::native == std::endian::big) return __builtin_bswap64(v);
@@ -473,7 +483,8 @@ py::object loads(const py::buffer& data, const std::string& format, const py::kw
   return wrap(std::move(s));
 }
 
-py::object load(const std::string& path, const std::string& format, const py::kwargs& options) {
+py::object load(py::handle path_obj, const std::string& format, const py::kwargs& options) {
+  const std::string path = path_arg(path_obj);
   amq::LoadOptions o;
   o.format = format;
   o.extra = extra_options(options);
@@ -651,8 +662,9 @@ void register_log_store(py::module_& m) {
       "writes since the last sync/close), 'every_write' (fdatasync before each write returns), "
       "'group_commit' (synced every group_commit_ms). One writer per directory (another gets "
       "amq.LockedError); read_only=True opens beside a writer.")
-      .def(py::init([](const std::string& path, const std::string& durability, uint32_t group_commit_ms,
+      .def(py::init([](py::handle path_obj, const std::string& durability, uint32_t group_commit_ms,
                        bool create, bool read_only, bool skip_corrupt, uint64_t expected_keys) {
+             const std::string path = path_arg(path_obj);
              amq::LogStoreOptions o;
              o.durability = durability_arg(durability);
              o.group_commit_ms = group_commit_ms;
@@ -1012,7 +1024,8 @@ void register_kind(py::module_& m, const char* name, const char* doc) {
             }, py::is_operator());
   }
   if constexpr (K == Kind::succinct) {
-    cls.def_static("open", [](const std::string& path) {
+    cls.def_static("open", [](py::handle path_obj) {
+                     const std::string path = path_arg(path_obj);
                      std::unique_ptr<amq::AnySet> s;
                      {
                        py::gil_scoped_release nogil;
@@ -1117,7 +1130,8 @@ PYBIND11_MODULE(_amq, m) {
       .def_property_readonly("is_dynamic", [](const PySet& s) { return s.set->is_dynamic(); },
                              "True if the set takes adds.")
       .def("__bytes__", &to_bytes, "The set's file, in the format it was built or loaded in (amq.loads reads it).")
-      .def("save", [](const PySet& s, const std::string& path) {
+      .def("save", [](const PySet& s, py::handle path_obj) {
+            const std::string path = path_arg(path_obj);
             py::gil_scoped_release nogil;  // before the lock: never wait for the GIL holding it
             std::shared_lock lock(s.mu);
             s.set->write_to([&](std::span<const std::byte> data) { amq::write_file_atomic(path, data); });

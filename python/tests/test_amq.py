@@ -247,7 +247,9 @@ def test_round_trips(cls, tmp_path):
     keys = random_keys(300, 4)
     f = make(cls, keys)
     data = bytes(f)
-    for g in (amq.loads(data), pickle.loads(pickle.dumps(f)), amq.load(_save(f, tmp_path / "x"))):
+    f.save(tmp_path / "p")  # a pathlib.Path
+    for g in (amq.loads(data), pickle.loads(pickle.dumps(f)), amq.load(_save(f, tmp_path / "x")),
+              amq.load(tmp_path / "p"), amq.load(os.fsencode(tmp_path / "p"))):
         assert type(g) is cls
         assert bytes(g) == data
         assert g.contains_many(keys).all()
@@ -372,7 +374,7 @@ def test_succinct_set_ordered_queries(tmp_path):
     assert list(s.range("b", "c")) == ["banana", "band", "bandana"]
     assert list(s.range("k0498", None)) == ["k0498", "k0499", "é"]
     path = _save(s, tmp_path / "t.amq")
-    m = amq.SuccinctSet.open(path)
+    m = amq.SuccinctSet.open(tmp_path / "t.amq")
     assert list(m) == words and m.index_of("cherry") == words.index("cherry") and "band" in m
     assert m.is_mapped and amq.load(path).is_mapped and not s.is_mapped
     with pytest.raises(amq.WrongKindError):
@@ -397,7 +399,7 @@ def test_errors_carry_codes():
 
 def test_log_store_is_a_mapping_that_persists(tmp_path):
     d = str(tmp_path / "db")
-    with amq.LogStore(d, durability="every_write") as db:
+    with amq.LogStore(tmp_path / "db", durability="every_write") as db:
         db[b"k"] = b"v"
         db["text"] = "é"
         db[7] = bytearray(b"seven")
