@@ -223,21 +223,33 @@ def test_batch_calls_from_threads_stay_correct():
     keys = np.arange(200000, dtype=np.uint64)
     errors = []
 
+    def recording(fn):
+        def run(*args):
+            try:
+                fn(*args)
+            except Exception as e:  # an exception in a thread would otherwise be lost
+                errors.append(e)
+        return run
+
     def writer(lo):
         f.add_many(keys[lo:lo + 50000])
 
-    def reader():
-        for _ in range(20):
+    before = np.arange(200000, 210000, dtype=np.uint64)
+    f.add_many(before)
+
+    def reader():  # keys added before stay found while other threads make the filter grow
+        for _ in range(5):
+            assert f.contains_many(before).all()
             f.contains_many(keys)
 
-    threads = [threading.Thread(target=writer, args=(i * 50000,)) for i in range(4)]
-    threads += [threading.Thread(target=reader) for _ in range(2)]
+    threads = [threading.Thread(target=recording(writer), args=(i * 50000,)) for i in range(4)]
+    threads += [threading.Thread(target=recording(reader)) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert not errors
-    assert f.contains_many(keys).all() and len(f) == 200000
+    assert f.contains_many(keys).all() and len(f) == 210000
 
 
 # ---- files ---------------------------------------------------------------------------
