@@ -785,7 +785,11 @@ void register_log_store(py::module_& m) {
         d["from_snapshot"] = t.from_snapshot;
         return d;
       }, "Counters of the store (records, live keys, bytes, segments, ...).")
-      .def_property_readonly("closed", [](const PyLogStore& s) { return !s.store; });
+      .def_property_readonly("closed", [](const PyLogStore& s) { return !s.store; })
+      .def("__repr__", [](PyLogStore& s) {
+        if (!s.store) return std::string("<amq.LogStore closed>");
+        return "<amq.LogStore dir=" + s.store->dir() + " keys=" + std::to_string(s.store->size()) + ">";
+      });
 }
 
 // ---- RedisBloomFilter ------------------------------------------------------------------

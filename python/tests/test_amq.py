@@ -423,8 +423,8 @@ def test_log_store_is_a_mapping_that_persists(tmp_path):
             db[b"gone"]
         with pytest.raises(KeyError):
             del db[b"gone"]
-        assert len(db) == 3
-    assert db.closed
+        assert len(db) == 3 and "keys=3" in repr(db)
+    assert db.closed and "closed" in repr(db)
     with pytest.raises(ValueError):
         db[b"k"]
     with amq.LogStore(d, read_only=True) as db:
