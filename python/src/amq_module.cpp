@@ -92,10 +92,11 @@ void raise_amq_error(const amq::Error& e) {
 std::string path_arg(py::handle p) {
   py::object fs = py::reinterpret_steal<py::object>(PyOS_FSPath(p.ptr()));
   if (!fs) throw py::error_already_set();
-  if (PyBytes_Check(fs.ptr())) return std::string(PyBytes_AS_STRING(fs.ptr()), PyBytes_GET_SIZE(fs.ptr()));
-  py::object b = py::reinterpret_steal<py::object>(PyUnicode_EncodeFSDefault(fs.ptr()));
+  py::object b = PyBytes_Check(fs.ptr()) ? fs : py::reinterpret_steal<py::object>(PyUnicode_EncodeFSDefault(fs.ptr()));
   if (!b) throw py::error_already_set();
-  return std::string(PyBytes_AS_STRING(b.ptr()), PyBytes_GET_SIZE(b.ptr()));
+  std::string out(PyBytes_AS_STRING(b.ptr()), PyBytes_GET_SIZE(b.ptr()));
+  if (out.find('\0') != std::string::npos) throw py::value_error("embedded null byte in a path");
+  return out;
 }
 
 // ---- keys ---------------------------------------------------------------------
@@ -148,10 +149,17 @@ Bytes key_bytes(py::handle h, KeyScratch& scratch) {
     return {reinterpret_cast<const std::byte*>(&scratch.u), 8};
   }
   if (PyObject_CheckBuffer(o)) {
+    // Bytes-like means a buffer of bytes: not a float's (np.float64) or an array's of
+    // wider items, whose bytes would be hashed without saying so.
     Py_buffer view;
-    if (PyObject_GetBuffer(o, &view, PyBUF_C_CONTIGUOUS) != 0) throw py::error_already_set();
-    scratch.s.assign(static_cast<const char*>(view.buf), static_cast<size_t>(view.len));
+    if (PyObject_GetBuffer(o, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) throw py::error_already_set();
+    const char* f = view.format ? view.format : "B";
+    const bool bytes_like = std::strcmp(f, "B") == 0 || std::strcmp(f, "b") == 0 || std::strcmp(f, "c") == 0;
+    if (bytes_like) scratch.s.assign(static_cast<const char*>(view.buf), static_cast<size_t>(view.len));
     PyBuffer_Release(&view);
+    if (!bytes_like)
+      throw py::type_error(std::string("a key is str, bytes (or a buffer of bytes) or int, not a buffer of '") +
+                           f + "' items (" + Py_TYPE(o)->tp_name + ")");
     return amq::as_bytes(scratch.s);
   }
   throw py::type_error(std::string("a key is str, bytes (or bytes-like) or int, not ") + Py_TYPE(o)->tp_name);

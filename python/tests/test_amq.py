@@ -165,6 +165,13 @@ def test_key_types_hash_as_the_cli_does():
         f.add(1.5)
     with pytest.raises(TypeError):
         f.add(True)
+    with pytest.raises(TypeError):
+        f.add(np.float64(1.5))  # exposes a buffer, but of a float
+    import array
+    with pytest.raises(TypeError):
+        f.add(array.array("I", [1]))
+    f.add(array.array("B", b"ab"))
+    assert b"ab" in f
 
 
 def test_a_saved_set_answers_the_same_in_another_process(tmp_path):
@@ -292,6 +299,8 @@ def test_corrupted_files_raise(cls, tmp_path):
         amq.load(str(p))
     with pytest.raises(amq.NotFoundError):
         amq.load(str(tmp_path / "missing"))
+    with pytest.raises(ValueError):
+        amq.load(str(p) + "\0x")
 
 
 def test_guava_format(tmp_path, cli):
