@@ -204,6 +204,7 @@ def test_contains_many_on_arrays_matches_single_lookups():
     # int64 views of the same bytes, strided views, Python lists: the same answers.
     assert (f.contains_many(keys.view(np.int64)) == out).all()
     assert (f.contains_many(keys[::2]) == out[::2]).all()
+    assert (f.contains_many(keys[::-3]) == out[::-3]).all()  # a negative stride
     assert (f.contains_many([int(k) for k in keys[:500]]) == out[:500]).all()
     assert (f.contains_many(keys.astype(np.int32)) == f.contains_many(keys.astype(np.int32).tolist())).all()
     assert f.contains_many([]).shape == (0,)
