@@ -436,7 +436,7 @@ std::unique_ptr<amq::AnySet> build(Kind kind, amq::BuildOptions o, const KeyBatc
   return amq::build_set(kind, o, keys.views);
 }
 
-void add_many(PySet& s, py::handle keys) {
+void add_many(PySet& s, py::object keys) {
   KeyBatch b = key_batch(keys, true);
   py::gil_scoped_release nogil;
   std::unique_lock lock(s.mu);
@@ -445,7 +445,7 @@ void add_many(PySet& s, py::handle keys) {
   });
 }
 
-py::array_t<bool> contains_many(const PySet& s, py::handle keys) {
+py::array_t<bool> contains_many(const PySet& s, py::object keys) {
   KeyBatch b = key_batch(keys, true);
   py::array_t<bool> out(static_cast<py::ssize_t>(b.size()));
   bool* data = out.mutable_data();
@@ -459,7 +459,7 @@ py::array_t<bool> contains_many(const PySet& s, py::handle keys) {
   return out;
 }
 
-bool contains(const PySet& s, py::handle key) {
+bool contains(const PySet& s, py::object key) {
   KeyScratch scratch;
   const Bytes k = key_bytes(key, scratch);
   std::shared_lock lock(s.mu);
@@ -491,7 +491,7 @@ py::object loads(const py::buffer& data, const std::string& format, const py::kw
   return wrap(std::move(s));
 }
 
-py::object load(py::handle path_obj, const std::string& format, const py::kwargs& options) {
+py::object load(py::object path_obj, const std::string& format, const py::kwargs& options) {
   const std::string path = path_arg(path_obj);
   amq::LoadOptions o;
   o.format = format;
@@ -573,7 +573,7 @@ const amq::SuccinctSet& trie_of(const PySet& s) {
 }
 
 // A key as the trie holds it: a u64 set keeps its keys big-endian (numeric order).
-std::string trie_key(const PySet& s, py::handle key) {
+std::string trie_key(const PySet& s, py::object key) {
   KeyScratch scratch;
   const Bytes k = key_bytes(key, scratch);
   std::string out(amq::as_chars(k));
@@ -642,7 +642,7 @@ std::string value_bytes(py::handle v) {
   return out;
 }
 
-std::optional<std::string> store_get(PyLogStore& s, py::handle key) {
+std::optional<std::string> store_get(PyLogStore& s, py::object key) {
   KeyScratch scratch;
   const Bytes k = key_bytes(key, scratch);
   amq::LogStore& st = s.get();
@@ -670,7 +670,7 @@ void register_log_store(py::module_& m) {
       "writes since the last sync/close), 'every_write' (fdatasync before each write returns), "
       "'group_commit' (synced every group_commit_ms). One writer per directory (another gets "
       "amq.LockedError); read_only=True opens beside a writer.")
-      .def(py::init([](py::handle path_obj, const std::string& durability, uint32_t group_commit_ms,
+      .def(py::init([](py::object path_obj, const std::string& durability, uint32_t group_commit_ms,
                        bool create, bool read_only, bool skip_corrupt, uint64_t expected_keys) {
              const std::string path = path_arg(path_obj);
              amq::LogStoreOptions o;
@@ -704,7 +704,7 @@ void register_log_store(py::module_& m) {
         }
         s.store.reset();
       }, "Syncs, writes the index snapshot and releases the directory's lock. Later calls raise ValueError.")
-      .def("__setitem__", [](PyLogStore& s, py::handle key, py::handle value) {
+      .def("__setitem__", [](PyLogStore& s, py::object key, py::object value) {
         KeyScratch scratch;
         const Bytes k = key_bytes(key, scratch);
         const std::string v = value_bytes(value);
@@ -712,7 +712,7 @@ void register_log_store(py::module_& m) {
         py::gil_scoped_release nogil;
         st.put(k, amq::as_bytes(v));
       })
-      .def("put", [](PyLogStore& s, py::handle key, py::handle value) {
+      .def("put", [](PyLogStore& s, py::object key, py::object value) {
         KeyScratch scratch;
         const Bytes k = key_bytes(key, scratch);
         const std::string v = value_bytes(value);
@@ -720,17 +720,17 @@ void register_log_store(py::module_& m) {
         py::gil_scoped_release nogil;
         st.put(k, amq::as_bytes(v));
       }, py::arg("key"), py::arg("value"), "Sets key to value (as db[key] = value).")
-      .def("__getitem__", [](PyLogStore& s, py::handle key) {
+      .def("__getitem__", [](PyLogStore& s, py::object key) {
         auto v = store_get(s, key);
         if (!v) throw py::key_error(py::repr(key));
         return as_pybytes(*v);
       })
-      .def("get", [](PyLogStore& s, py::handle key, py::object default_value) -> py::object {
+      .def("get", [](PyLogStore& s, py::object key, py::object default_value) -> py::object {
         auto v = store_get(s, key);
         if (!v) return default_value;
         return as_pybytes(*v);
       }, py::arg("key"), py::arg("default") = py::none(), "The key's value (bytes), or `default`.")
-      .def("__delitem__", [](PyLogStore& s, py::handle key) {
+      .def("__delitem__", [](PyLogStore& s, py::object key) {
         KeyScratch scratch;
         const Bytes k = key_bytes(key, scratch);
         amq::LogStore& st = s.get();
@@ -741,7 +741,7 @@ void register_log_store(py::module_& m) {
         }
         if (!found) throw py::key_error(py::repr(key));
       })
-      .def("__contains__", [](PyLogStore& s, py::handle key) {
+      .def("__contains__", [](PyLogStore& s, py::object key) {
         KeyScratch scratch;
         const Bytes k = key_bytes(key, scratch);
         amq::LogStore& st = s.get();
@@ -843,14 +843,14 @@ void register_redis(py::module_& m) {
            py::arg("url"), py::arg("name"), py::arg("capacity") = 1000, py::arg("fpp") = 0.01, py::kw_only(),
            py::arg("growth") = 2.0, py::arg("tightening") = 0.5, py::arg("seed") = 0, py::arg("create") = true,
            py::arg("connect_timeout") = 3.0, py::arg("command_timeout") = 30.0)
-      .def("add", [](PyRedis& r, py::handle key) {
+      .def("add", [](PyRedis& r, py::object key) {
         KeyScratch scratch;
         const Bytes k = key_bytes(key, scratch);
         py::gil_scoped_release nogil;
         std::lock_guard lock(r.mu);
         return r.f->insert(k);
       }, py::arg("key"), "Adds a key; True if it was new (not already reported present).")
-      .def("add_many", [](PyRedis& r, py::handle keys) {
+      .def("add_many", [](PyRedis& r, py::object keys) {
         KeyBatch b = key_batch(keys);
         py::gil_scoped_release nogil;
         std::lock_guard lock(r.mu);
@@ -864,14 +864,14 @@ void register_redis(py::module_& m) {
           r.f->insert_many(b.views);
         }
       }, "Adds every key of each iterable or array.")
-      .def("__contains__", [](PyRedis& r, py::handle key) {
+      .def("__contains__", [](PyRedis& r, py::object key) {
         KeyScratch scratch;
         const Bytes k = key_bytes(key, scratch);
         py::gil_scoped_release nogil;
         std::lock_guard lock(r.mu);
         return r.f->contains(k);
       }, py::arg("key"))
-      .def("contains_many", [](PyRedis& r, py::handle keys) {
+      .def("contains_many", [](PyRedis& r, py::object keys) {
         KeyBatch b = key_batch(keys);
         py::array_t<bool> out(static_cast<py::ssize_t>(b.views.size()));
         bool* data = out.mutable_data();
@@ -969,21 +969,21 @@ void register_kind(py::module_& m, const char* name, const char* doc) {
     else
       cls.def(py::init(make), py::arg("capacity"), py::arg("fpp") = 0.01, py::kw_only(), py::arg("seed") = 0,
               py::arg("key_type") = py::none(), py::arg("format") = "amq", init_doc);
-    cls.def("add", [](PySet& s, py::handle key) {
+    cls.def("add", [](PySet& s, py::object key) {
               KeyScratch scratch;
               const Bytes k = key_bytes(key, scratch);
               std::unique_lock lock(s.mu);
               s.set->insert(k);
             }, py::arg("key"), "Adds a key. Raises amq.FullError if the set cannot take it (the set is then unchanged).");
     cls.def("update", [](PySet& s, py::args iterables) {
-              for (py::handle it : iterables) add_many(s, it);
+              for (py::handle it : iterables) add_many(s, py::reinterpret_borrow<py::object>(it));
             }, "Adds every key of each iterable or array (as add_many).");
     cls.def("add_many", &add_many, py::arg("keys"),
             "Adds every key of a list/iterable of keys, a NumPy int64/uint64 array (read in place) or a "
             "fixed-width bytes array (dtype 'S'). The GIL is released while the keys are inserted. If a "
             "key does not fit (amq.FullError), the keys before it stay added.");
   } else {
-    cls.def(py::init([](py::handle keys, double fpp, uint64_t seed, std::optional<std::string> key_type,
+    cls.def(py::init([](py::object keys, double fpp, uint64_t seed, std::optional<std::string> key_type,
                         std::string format, py::kwargs options) {
               KeyBatch b = key_batch(keys);
               amq::BuildOptions o = build_options(std::nullopt, fpp, seed, key_type, format, options);
@@ -1001,7 +1001,7 @@ void register_kind(py::module_& m, const char* name, const char* doc) {
             "type recorded in the file is u64 when every key is an int, str when every key is str/bytes.");
   }
   if constexpr (has_erase(K)) {
-    cls.def("remove", [](PySet& s, py::handle key) {
+    cls.def("remove", [](PySet& s, py::object key) {
               KeyScratch scratch;
               const Bytes k = key_bytes(key, scratch);
               std::unique_lock lock(s.mu);
@@ -1009,7 +1009,7 @@ void register_kind(py::module_& m, const char* name, const char* doc) {
             }, py::arg("key"),
             "Removes one copy of a key; KeyError if none is found. Remove only keys that were added: "
             "removing a false positive removes another key's fingerprint.");
-    cls.def("discard", [](PySet& s, py::handle key) {
+    cls.def("discard", [](PySet& s, py::object key) {
               KeyScratch scratch;
               const Bytes k = key_bytes(key, scratch);
               std::unique_lock lock(s.mu);
@@ -1036,7 +1036,7 @@ void register_kind(py::module_& m, const char* name, const char* doc) {
             }, py::is_operator());
   }
   if constexpr (K == Kind::succinct) {
-    cls.def_static("open", [](py::handle path_obj) {
+    cls.def_static("open", [](py::object path_obj) {
                      const std::string path = path_arg(path_obj);
                      std::unique_ptr<amq::AnySet> s;
                      {
@@ -1052,7 +1052,7 @@ void register_kind(py::module_& m, const char* name, const char* doc) {
                    "without copying them.");
     cls.def_property_readonly("is_mapped", [](const PySet& s) { return trie_of(s).is_mapped(); },
                               "True if the set answers from a memory-mapped file (amq.load, SuccinctSet.open).");
-    cls.def("index_of", [](const PySet& s, py::handle key) -> py::object {
+    cls.def("index_of", [](const PySet& s, py::object key) -> py::object {
               const std::string k = trie_key(s, key);
               const uint64_t i = trie_of(s).index_of(k);
               if (i == amq::SuccinctSet::npos) return py::none();
@@ -1142,7 +1142,7 @@ PYBIND11_MODULE(_amq, m) {
       .def_property_readonly("is_dynamic", [](const PySet& s) { return s.set->is_dynamic(); },
                              "True if the set takes adds.")
       .def("__bytes__", &to_bytes, "The set's file, in the format it was built or loaded in (amq.loads reads it).")
-      .def("save", [](const PySet& s, py::handle path_obj) {
+      .def("save", [](const PySet& s, py::object path_obj) {
             const std::string path = path_arg(path_obj);
             py::gil_scoped_release nogil;  // before the lock: never wait for the GIL holding it
             std::shared_lock lock(s.mu);
@@ -1227,7 +1227,7 @@ PYBIND11_MODULE(_amq, m) {
         "Reads a set file (as loads); a SuccinctSet, BinaryFuseFilter or RibbonFilter file is memory-mapped.");
   m.attr("LogStore").attr("__module__") = "amq";
   m.attr("RedisBloomFilter").attr("__module__") = "amq";
-  m.def("_cxx_contains_many_seconds", [](const PySet& s, py::handle keys, int repeats) {
+  m.def("_cxx_contains_many_seconds", [](const PySet& s, py::object keys, int repeats) {
     // The C++ side of python/bench_python.py: AnySet::contains_many on keys already in
     // amq's form, timed without the binding (the best of `repeats` runs).
     KeyBatch b = key_batch(keys);
