@@ -15,6 +15,9 @@ packages=(
   libxxhash-dev libcli11-dev libfmt-dev libssl-dev libhiredis-dev nlohmann-json3-dev
   # tests and benchmarks
   googletest libgtest-dev libbenchmark-dev time gnuplot-nox
+  # the Python package (python/): built with Debian's python3, tested with pytest
+  python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest python3-hypothesis
+  python3-setuptools python3-wheel python3-pip python3-venv python3-marisa
   # outside implementations amq is checked or measured against
   default-jdk-headless libguava-java redis-server redis-tools
   libbloom-dev libmarisa-dev libleveldb-dev
