@@ -1,4 +1,4 @@
-// The amq CLI's Redis forms — build/query/info --redis, push, pull — against a
+// The amq CLI's Redis forms — build/query/add/info --redis, push, pull — against a
 // private redis-server; skipped when redis-server or the amq tool is absent.
 #include <gtest/gtest.h>
 
