@@ -111,6 +111,11 @@ TEST_F(RedisCli, AddToAFilterInRedis) {
   r = run(amq() + " add" + target_ + "absent k");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("no such filter"), std::string::npos) << r.err;
+  const std::string file = tmp_.file("set.amq");
+  ASSERT_EQ(run(amq() + " build -t scalable-bloom -o " + q(file), "k\n").status, 0);
+  r = run(amq() + " add " + q(file) + target_ + "f k2");  // a file and --redis
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("give either a file or --redis"), std::string::npos) << r.err;
   r = run(amq() + " add --name f k");  // --name without --redis
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--redis URL is required"), std::string::npos) << r.err;

@@ -52,6 +52,15 @@ void save_path(const std::string& path, const AnySet& set) {
   in_context(path, [&] { set.write_to([&](std::span<const std::byte> bytes) { write_output(path, bytes); }); });
 }
 
+// With --redis every positional of query and add is a key, but a first one that names
+// a file is surely a set file given by mistake: refused before connecting.
+void refuse_file_with_redis(const std::string& first) {
+  struct stat st {};
+  if (!first.empty() && ::stat(first.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+    throw Error(Errc::invalid_argument, first + ": give either a file or --redis, not both (keys that name files: "
+                                                "give them on standard input)");
+}
+
 // --wait SECONDS of add, remove and build: how long to wait for another writer's lock.
 CLI::Option* add_wait_option(CLI::App& cmd, double& seconds) {
   return cmd.add_option("--wait", seconds,
@@ -234,12 +243,7 @@ void add_query(CLI::App& app, int& status) {
     std::vector<std::string> args = o->keys;
     std::unique_ptr<AnySet> set;
     if (o->redis.given()) {
-      // With --redis every positional is a key, but one that names a file is surely a
-      // set file given by mistake: refuse before connecting, as info does.
-      struct stat st {};
-      if (!o->file.empty() && ::stat(o->file.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-        throw Error(Errc::invalid_argument, o->file + ": give either a file or --redis, not both (keys that name "
-                                                      "files: give them on standard input)");
+      refuse_file_with_redis(o->file);
       if (!o->file.empty()) args.insert(args.begin(), o->file);
       set = open_redis_target(o->redis);
     } else {
@@ -279,6 +283,7 @@ void add_add(CLI::App& app, int& status) {
     std::unique_ptr<AnySet> set;
     if (o->redis.given()) {
       // Every positional is a key (the filter takes concurrent adds: no lock, no file).
+      refuse_file_with_redis(o->file);
       if (!o->file.empty()) args.insert(args.begin(), o->file);
       set = open_redis_target(o->redis);
     } else {
