@@ -17,9 +17,10 @@ build: setup
 	cmake -S . -B $(BUILD)/release -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD)/release -j $(JOBS)
 
-# The main job: the comparison table on the system word list.
+# The main job: the comparison table on the system word list (amq-bench, which
+# `amq bench` runs).
 run: build
-	$(BUILD)/release/tools/amq/amq bench
+	$(BUILD)/release/tools/amq/amq-bench
 
 # Everything CI checks: the suite in Release, the suite under ASan+UBSan, and each
 # fuzz target for $(FUZZ_SECONDS) seconds.

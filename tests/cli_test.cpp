@@ -648,6 +648,15 @@ TEST(CliBench, SyntheticJson) {
   EXPECT_TRUE(guava_row) << r.out;
 }
 
+// amq bench runs amq-bench, whose families register themselves: --list names every one,
+// in the table's order, and runs nothing.
+TEST(CliBench, ListNamesEveryFamilyInTableOrder) {
+  const auto r = run(amq_cmd("bench --list"));
+  ASSERT_EQ(r.status, 0) << describe(r);
+  EXPECT_EQ(r.out, "bloom\nbloom-family\ncuckoo\nexpandable\nstore\nredis\ngcs\nsuccinct\nbinary-fuse\nribbon\n");
+  EXPECT_EQ(r.err, "");
+}
+
 TEST(CliBench, TextHeaderNamesTheMachineAndItsMemory) {
   const auto r = run(amq_cmd("bench --synthetic 2000 --only gcs --min-time 0 --repeats 1"));
   ASSERT_EQ(r.status, 0) << describe(r);

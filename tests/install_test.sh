@@ -3,7 +3,8 @@
 # (tests/consumer): once with CMake's find_package(amq) and amq::amq, once with plain
 # `c++ $(pkg-config --cflags --libs amq)`; both programs must run and pass. Under the
 # sanitizer build the library needs the sanitizer runtimes, so the consumer is
-# compiled and linked with -fsanitize=address,undefined too.
+# compiled and linked with -fsanitize=address,undefined too. The installed amq tool is
+# checked to be thin (no benchmark or test code, no std::system) and to find amq-bench.
 set -euo pipefail
 : "${AMQ_SOURCE_DIR:?}" "${AMQ_BINARY_DIR:?}"
 fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
@@ -28,6 +29,29 @@ lib=$(find "$prefix" -name 'libamq.*' -print -quit)
 if [ -n "${AMQ_CLI:-}" ]; then
   [ -x "$prefix/bin/amq" ] || fail "bin/amq not installed"
   "$prefix/bin/amq" --version >/dev/null || fail "the installed amq does not run"
+  # The tool is thin: no benchmark, GoogleTest or test-support code, and no shell. (The
+  # symbol table must be there for this to mean anything: the CLI's own symbols are.)
+  syms=$(nm -C "$prefix/bin/amq") || fail "nm -C bin/amq"
+  grep -q 'amq::cli::escape_text' <<< "$syms" || fail "nm -C bin/amq shows no amq::cli symbols (stripped?)"
+  for ns in 'benchmark::' 'testing::' 'amq::test::' 'amq::bench::'; do
+    if grep -qF "$ns" <<< "$syms"; then fail "bin/amq has $ns symbols: $(grep -F "$ns" <<< "$syms" | head -3)"; fi
+  done
+  imports=$(nm -D --undefined-only "$prefix/bin/amq" | awk '{print $NF}' | sed 's/@.*//')
+  for f in system popen; do
+    if grep -qx "$f" <<< "$imports"; then fail "bin/amq imports $f"; fi
+  done
+  # amq bench runs amq-bench, installed beside it; without it, one clear error line.
+  [ -x "$prefix/bin/amq-bench" ] || fail "bin/amq-bench not installed"
+  families=$("$prefix/bin/amq" bench --list) || fail "the installed amq bench --list failed"
+  grep -qx 'bloom-family' <<< "$families" || fail "amq bench --list: no bloom-family in: $families"
+  mkdir "$prefix/alone" && cp "$prefix/bin/amq" "$prefix/alone/amq"  # (../lib still holds a shared libamq)
+  set +e
+  out=$(PATH=/nonexistent "$prefix/alone/amq" bench --list 2>&1)
+  rc=$?
+  set -e
+  [ "$rc" = 2 ] || fail "amq bench without amq-bench: exit status $rc, not 2"
+  [ "$out" = "amq: amq-bench is not installed: it is built and installed with amq (AMQ_BUILD_TOOLS=ON), beside it or on PATH" ] ||
+    fail "amq bench without amq-bench: said: $out"
 fi
 echo "install_test: installed $(realpath --relative-to="$prefix" "$lib"), $(realpath --relative-to="$prefix" "$config"), $(realpath --relative-to="$prefix" "$pc")"
 

@@ -175,6 +175,64 @@ TEST(RedisBloom, EqualsInMemoryScalableBloomFilter) {
   }
 }
 
+// open_redis_set: a filter in Redis behind AnySet answers, adds and describes itself as
+// the same filter in memory does, and serializes to pull()'s file.
+TEST(RedisBloom, AnySetAdapterIsTheFilter) {
+  AMQ_REQUIRE_REDIS();
+  amq::test::RedisServer server;
+  const Params p{.initial_capacity = 200, .fpp = 0.01, .growth = 2, .tightening = 0.5};
+  RedisBloomFilter::create(server.url(), "any", p, 9);
+  amq::ScalableBloomFilter ref(p, 9);
+  std::unique_ptr<amq::AnySet> set = amq::open_redis_set(server.url(), "any");
+  EXPECT_EQ(set->kind(), amq::Kind::scalable_bloom);
+  EXPECT_TRUE(set->is_dynamic());
+  EXPECT_FALSE(set->supports_erase());
+  const auto keys = amq::test::random_keys(1000, 3);
+  std::vector<amq::Bytes> views;
+  for (const auto& k : keys) views.push_back(amq::as_bytes(k));
+  set->insert_many(std::span(views).first(900));  // batched
+  for (size_t i = 900; i < views.size(); ++i) set->insert(views[i]);
+  for (const auto& k : keys) ref.insert(k);
+  const auto absent = absent_keys(3000);
+  std::vector<amq::Bytes> absent_views;
+  for (const auto& k : absent) absent_views.push_back(amq::as_bytes(k));
+  std::unique_ptr<bool[]> hit(new bool[absent.size()]);
+  EXPECT_EQ(set->contains_many(views, std::span(hit.get(), views.size())), views.size());
+  set->contains_many(absent_views, std::span(hit.get(), absent.size()));
+  for (size_t i = 0; i < absent.size(); ++i) {
+    ASSERT_EQ(hit[i], ref.contains(absent[i])) << absent[i];
+    ASSERT_EQ(set->contains(absent_views[i]), ref.contains(absent[i])) << absent[i];
+  }
+  const amq::SetInfo info = set->info();
+  EXPECT_EQ(info.kind, amq::Kind::scalable_bloom);
+  EXPECT_EQ(info.format, "redis");
+  EXPECT_EQ(info.items, ref.size());
+  EXPECT_TRUE(info.items_exact);
+  ASSERT_EQ(info.layers.size(), ref.layer_count());
+  uint64_t bits = 0;
+  for (uint32_t l = 0; l < ref.layer_count(); ++l) {
+    EXPECT_EQ(info.layers[l].items, ref.layer_items(l)) << l;
+    bits += info.layers[l].bits;
+  }
+  EXPECT_EQ(info.bytes, bits / 8);
+  EXPECT_GT(info.fpp_expected, 0);
+  const auto param = [&](const std::string& name) {
+    for (const auto& [k, v] : info.params)
+      if (k == name) return v;
+    return std::string("(none)");
+  };
+  EXPECT_EQ(param("name"), "any");
+  EXPECT_EQ(param("server"), RedisUrl::parse(server.url()).endpoint());
+  EXPECT_EQ(param("seed"), "9");
+  EXPECT_EQ(param("layers"), std::to_string(ref.layer_count()));
+  EXPECT_TRUE(set->serialize() == ref.serialize());
+  // A filter that is not there, and a server that is not there, are the filter's errors.
+  expect_error(Errc::not_found, "no such filter", [&] { amq::open_redis_set(server.url(), "absent"); });
+  expect_error(Errc::io, "cannot connect", [&] {
+    amq::open_redis_set("redis://127.0.0.1:" + std::to_string(amq::test::free_port()), "any");
+  });
+}
+
 TEST(RedisBloom, NoFalseNegativesAndFprWithinTarget) {
   AMQ_REQUIRE_REDIS();
   amq::test::RedisServer server;

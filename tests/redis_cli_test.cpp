@@ -1,4 +1,4 @@
-// The amq CLI's Redis forms — build/query/info --redis, push, pull — against a
+// The amq CLI's Redis forms — build/query/add/info --redis, push, pull — against a
 // private redis-server; skipped when redis-server or the amq tool is absent.
 #include <gtest/gtest.h>
 
@@ -85,6 +85,43 @@ TEST_F(RedisCli, BuildQueryInfo) {
   ASSERT_EQ(r.status, 0) << r.err;
   r = run(amq() + " query --key-type u64" + target_ + "nums 18446744073709551615 3");
   EXPECT_EQ(r.out, "18446744073709551615\n");
+}
+
+// add --redis adds to an existing filter as add does to a file (keys as arguments or
+// lines of stdin, --key-type), and the filter's info, query and add are the same
+// commands as a file's.
+TEST_F(RedisCli, AddToAFilterInRedis) {
+  auto r = run(amq() + " build -t scalable-bloom -n 100" + target_ + "f", "a\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run(amq() + " add" + target_ + "f kiwi lime");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  r = run(amq() + " add" + target_ + "f", "mango\nnectarine\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run(amq() + " query" + target_ + "f a kiwi lime mango nectarine surely-not-there");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "a\nkiwi\nlime\nmango\nnectarine\n");
+  r = run(amq() + " info --json" + target_ + "f");
+  EXPECT_NE(r.out.find("\"items\":5,"), std::string::npos) << r.out;
+  r = run(amq() + " add --key-type u64" + target_ + "f 18446744073709551615");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(run(amq() + " query --key-type u64" + target_ + "f 18446744073709551615 7").out,
+            "18446744073709551615\n");
+  // A filter that is not there is not created by add (build makes it).
+  r = run(amq() + " add" + target_ + "absent k");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no such filter"), std::string::npos) << r.err;
+  const std::string file = tmp_.file("set.amq");
+  ASSERT_EQ(run(amq() + " build -t scalable-bloom -o " + q(file), "k\n").status, 0);
+  r = run(amq() + " add " + q(file) + target_ + "f k2");  // a file and --redis
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("give either a file or --redis"), std::string::npos) << r.err;
+  r = run(amq() + " add --name f k");  // --name without --redis
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--redis URL is required"), std::string::npos) << r.err;
+  r = run(amq() + " add");  // neither a file nor --redis
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("file"), std::string::npos) << r.err;
 }
 
 TEST_F(RedisCli, PushPullRoundTrip) {

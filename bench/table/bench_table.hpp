@@ -1,6 +1,6 @@
-// The comparison table behind `amq bench`: every structure and its outside peers
-// measured on the same keys in one run. Each structure contributes a `bench_*`
-// function (bench/table/*.cpp) listed in registry.cpp.
+// The comparison table of amq-bench (and `amq bench`): every structure and its outside
+// peers measured on the same keys in one run. Each structure family's file
+// (bench/table/*.cpp) registers its function with a RegisterFamily object.
 #pragma once
 
 #include <algorithm>
@@ -253,16 +253,20 @@ inline void finish_row(Row& row, const Dataset& d) {
   row.bits_per_key = row.n ? 8.0 * static_cast<double>(row.bytes) / static_cast<double>(row.n) : 0;
 }
 
-// One function per structure family; each appends its rows (and its peers' rows).
-void bench_bloom(const Options&, const Dataset&, const Sink&);
-void bench_bloom_family(const Options&, const Dataset&, const Sink&);
-void bench_cuckoo(const Options&, const Dataset&, const Sink&);
-void bench_expandable(const Options&, const Dataset&, const Sink&);
-void bench_store(const Options&, const Dataset&, const Sink&);
-void bench_redis(const Options&, const Dataset&, const Sink&);
-void bench_gcs(const Options&, const Dataset&, const Sink&);
-void bench_succinct(const Options&, const Dataset&, const Sink&);
-void bench_binary_fuse(const Options&, const Dataset&, const Sink&);
-void bench_ribbon(const Options&, const Dataset&, const Sink&);
+// A structure family: its function appends its rows (and its peers' rows). `order`
+// places it in the table (run_all and family_names go by it, then by name).
+using FamilyFn = void (*)(const Options&, const Dataset&, const Sink&);
+struct Family {
+  std::string name;  // what --only matches: "bloom", "cuckoo", ...
+  int order = 0;
+  FamilyFn run = nullptr;
+};
+// Registers a family: one static object in the family's file,
+//   const RegisterFamily kFamily{"cuckoo", 30, bench_cuckoo};
+struct RegisterFamily {
+  RegisterFamily(std::string name, int order, FamilyFn run);
+};
+// The registered families, in table order.
+const std::vector<Family>& families();
 
 }  // namespace amq::bench

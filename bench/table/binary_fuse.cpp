@@ -73,4 +73,6 @@ void bench_binary_fuse(const Options& o, const Dataset& d, const Sink& sink) {
   }
 }
 
+const RegisterFamily kFamily{"binary-fuse", 90, bench_binary_fuse};
+
 }  // namespace amq::bench

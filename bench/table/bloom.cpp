@@ -77,4 +77,6 @@ void bench_bloom(const Options& o, const Dataset& d, const Sink& sink) {
   }
 }
 
+const RegisterFamily kFamily{"bloom", 10, bench_bloom};
+
 }  // namespace amq::bench

@@ -66,4 +66,6 @@ void bench_bloom_family(const Options& o, const Dataset& d, const Sink& sink) {
   }
 }
 
+const RegisterFamily kFamily{"bloom-family", 20, bench_bloom_family};
+
 }  // namespace amq::bench

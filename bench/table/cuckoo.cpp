@@ -1,8 +1,8 @@
 // Cuckoo filter rows: amq's CuckooFilter (f = 12, b = 4), the project's BloomFilter
 // at the same target false-positive rate on the same keys (the ratio the issue asks
 // for), ScalableCuckooFilter, and seed 001's Go filter (seiflotfy/cuckoofilter, from
-// Debian's golang-github-seiflotfy-cuckoofilter-dev) built with Debian's golang-go by
-// this bench and run on the same keys; that row is skipped with a note without Go.
+// Debian's golang-github-seiflotfy-cuckoofilter-dev) built with Debian's golang-go when
+// amq-bench is built, and run on the same keys; that row is skipped with a note without Go.
 #include <fmt/core.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,49 +25,28 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Where the Go peer's source is and where its binary is cached (set by CMake).
-#ifndef AMQ_GO_PEER_SRC
-#define AMQ_GO_PEER_SRC ""
-#endif
-#ifndef AMQ_GO_PEER_DIR
-#define AMQ_GO_PEER_DIR ""
-#endif
-
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
-bool have_go() { return std::system("command -v go >/dev/null 2>&1") == 0; }
-
-// Builds the Go peer into the build directory unless an up-to-date binary is there.
-// Returns the binary's path, or an empty string and a reason.
-std::string build_go_peer(std::string& why) {
-  const fs::path src = AMQ_GO_PEER_SRC, dir = AMQ_GO_PEER_DIR;
-  if (src.empty() || !fs::exists(src)) {
-    why = "skipped: bench/go/cuckoo_peer.go not found";
-    return {};
-  }
-  if (!have_go()) {
-    why = "skipped: Go not installed (Debian: golang-go golang-github-seiflotfy-cuckoofilter-dev)";
-    return {};
-  }
+// The Go peer, built by CMake when it found Go (bench/table/CMakeLists.txt): beside
+// amq-bench in the build tree, in ../libexec/amq when installed. Returns its path, or
+// an empty string and the reason for the row's note.
+std::string find_go_peer(std::string& why) {
+#ifndef AMQ_GO_FOUND
+  why = "skipped: Go was not found when amq-bench was built (Debian: golang-go golang-github-seiflotfy-cuckoofilter-dev)";
+  return {};
+#else
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  const fs::path bin = dir / "cuckoo_peer";
-  if (fs::exists(bin) && fs::last_write_time(bin, ec) >= fs::last_write_time(src, ec)) return bin.string();
-  const std::string cmd = "cd " + shell_quote(dir.string()) +
-                          " && env GO111MODULE=off GOFLAGS= GOPATH=/usr/share/gocode:" +
-                          shell_quote((dir / "gopath").string()) + " GOCACHE=" + shell_quote((dir / "gocache").string()) +
-                          " go build -o " + shell_quote(bin.string()) + " " + shell_quote(src.string()) +
-                          " >" + shell_quote((dir / "build.log").string()) + " 2>&1";
-  if (std::system(cmd.c_str()) != 0 || !fs::exists(bin)) {
-    why = "skipped: go build failed (see " + (dir / "build.log").string() +
-          "; needs golang-github-seiflotfy-cuckoofilter-dev)";
-    return {};
-  }
-  return bin.string();
+  const fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (const fs::path& p : {dir / "amq-bench-cuckoo-peer", dir / AMQ_GO_PEER_FROM_BIN / "amq-bench-cuckoo-peer"})
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  why = "skipped: the Go peer did not build with amq-bench (needs golang-github-seiflotfy-cuckoofilter-dev; see "
+        "bench/table/go/build.log in the build directory)";
+  return {};
+#endif
 }
 
 template <class Keys>
@@ -107,7 +86,7 @@ void go_peer_row(const Options& o, const Dataset& d, const Row& amq_row, const s
   constexpr int kGoRounds = 3;
   Row row{.structure = "seiflotfy/cuckoofilter (Go)", .fpp_target = 8.0 / 255};
   std::string why;
-  const std::string bin = build_go_peer(why);
+  const std::string bin = find_go_peer(why);
   if (bin.empty()) {
     sink(Row{.structure = row.structure, .note = why});
     return;
@@ -228,5 +207,7 @@ void bench_cuckoo(const Options& o, const Dataset& d, const Sink& sink) {
               },
               sink);
 }
+
+const RegisterFamily kFamily{"cuckoo", 30, bench_cuckoo};
 
 }  // namespace amq::bench

@@ -89,4 +89,6 @@ void bench_expandable(const Options& o, const Dataset& d, const Sink& sink) {
   if (o.fpp != 0.002) rows_at(o, d, sink, o.fpp);
 }
 
+const RegisterFamily kFamily{"expandable", 40, bench_expandable};
+
 }  // namespace amq::bench

@@ -55,4 +55,6 @@ void bench_gcs(const Options& o, const Dataset& d, const Sink& sink) {
   }
 }
 
+const RegisterFamily kFamily{"gcs", 70, bench_gcs};
+
 }  // namespace amq::bench

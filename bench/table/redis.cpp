@@ -170,4 +170,6 @@ void bench_redis(const Options& o, const Dataset& d, const Sink& sink) {
   }
 }
 
+const RegisterFamily kFamily{"redis", 60, bench_redis};
+
 }  // namespace amq::bench

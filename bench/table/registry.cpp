@@ -1,36 +1,43 @@
+#include <algorithm>
+#include <utility>
+
 #include "bench_table.hpp"
 
 namespace amq::bench {
 
 namespace {
 
-using Fn = void (*)(const Options&, const Dataset&, const Sink&);
-const std::pair<const char*, Fn> benches[] = {
-    {"bloom", bench_bloom},
-    {"bloom-family", bench_bloom_family},
-    {"cuckoo", bench_cuckoo},
-    {"expandable", bench_expandable},
-    {"store", bench_store},
-    {"redis", bench_redis},
-    {"gcs", bench_gcs},
-    {"succinct", bench_succinct},
-    {"binary-fuse", bench_binary_fuse},
-    {"ribbon", bench_ribbon},
-};
+// Filled by the families' static RegisterFamily objects before main runs (a function
+// static, so it exists whichever file's objects are constructed first).
+std::vector<Family>& registered() {
+  static std::vector<Family> families;
+  return families;
+}
 
 }  // namespace
 
+RegisterFamily::RegisterFamily(std::string name, int order, FamilyFn run) {
+  auto& all = registered();
+  Family f{std::move(name), order, run};
+  const auto at = std::upper_bound(all.begin(), all.end(), f, [](const Family& a, const Family& b) {
+    return a.order != b.order ? a.order < b.order : a.name < b.name;
+  });
+  all.insert(at, std::move(f));
+}
+
+const std::vector<Family>& families() { return registered(); }
+
 std::vector<std::string> family_names() {
   std::vector<std::string> names;
-  for (const auto& [name, fn] : benches) names.emplace_back(name);
+  for (const Family& f : families()) names.push_back(f.name);
   return names;
 }
 
 void run_all(const Options& options, const Sink& sink) {
   const Dataset d = load_dataset(options);
-  for (const auto& [name, fn] : benches) {
-    if (!options.only.empty() && std::string(name).find(options.only) == std::string::npos) continue;
-    fn(options, d, sink);
+  for (const Family& f : families()) {
+    if (!options.only.empty() && f.name.find(options.only) == std::string::npos) continue;
+    f.run(options, d, sink);
   }
 }
 

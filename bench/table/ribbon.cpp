@@ -63,4 +63,6 @@ void bench_ribbon(const Options& o, const Dataset& d, const Sink& sink) {
   }
 }
 
+const RegisterFamily kFamily{"ribbon", 100, bench_ribbon};
+
 }  // namespace amq::bench

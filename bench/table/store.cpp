@@ -178,4 +178,6 @@ void bench_store(const Options& o, const Dataset&, const Sink& sink) {
   }
 }
 
+const RegisterFamily kFamily{"store", 50, bench_store};
+
 }  // namespace amq::bench

@@ -325,4 +325,6 @@ void bench_succinct(const Options& o, const Dataset& d, const Sink& sink) {
   rows_for(o, d, sink);
 }
 
+const RegisterFamily kFamily{"succinct", 80, bench_succinct};
+
 }  // namespace amq::bench

@@ -36,6 +36,13 @@
 
 namespace amq {
 
+// One layer of a layered set, for sets that describe their layers apart from params
+// (a filter in Redis, amq/redis_bloom_filter.hpp).
+struct SetLayerInfo {
+  uint64_t capacity = 0, items = 0, bits = 0;
+  uint32_t hashes = 0;
+};
+
 struct SetInfo {
   Kind kind;
   std::string format = "amq";  // the file format it is kept in: "amq", "guava", ...
@@ -45,6 +52,7 @@ struct SetInfo {
   uint64_t bytes = 0;          // size of the serialized form
   double bits_per_key = 0;     // 8 * bytes / items (0 when empty)
   double fpp_expected = 0;     // the false-positive rate to expect now (0 for exact sets)
+  std::vector<SetLayerInfo> layers;  // empty unless the set describes its layers apart from params
 };
 
 struct BuildOptions {
@@ -79,6 +87,11 @@ class AnySet {
   // Adds a key. Throws Errc::unsupported for static kinds, Errc::full when the set
   // cannot take it (the set is then unchanged).
   virtual void insert(Bytes key);
+  // insert() of each key in turn; a set that can take many at once (a filter in Redis:
+  // one round trip a batch) does. After an error the keys before it may be in the set.
+  virtual void insert_many(std::span<const Bytes> keys) {
+    for (Bytes k : keys) insert(k);
+  }
   // Kinds that can erase: removes one copy; false if none was found.
   virtual bool supports_erase() const noexcept { return false; }
   virtual bool erase(Bytes key);

@@ -60,6 +60,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "amq/any_set.hpp"
 #include "amq/bloom_filter.hpp"
 #include "amq/detail/bloom_layers.hpp"
 #include "amq/format.hpp"
@@ -77,10 +78,7 @@ struct RedisOptions {
   size_t batch = 8192;  // keys per round trip (per script call)
 };
 
-struct RedisLayerInfo {
-  uint64_t capacity = 0, items = 0, bits = 0;
-  uint32_t hashes = 0;
-};
+using RedisLayerInfo = SetLayerInfo;  // amq/any_set.hpp
 
 struct RedisBloomInfo {
   std::string name;
@@ -218,5 +216,14 @@ class RedisBloomFilter {
   uint32_t bloom_hashes_ = 0;
   GuavaStrategy strategy_ = GuavaStrategy::murmur128_mitz_64;
 };
+
+// The filter NAME as an AnySet (amq/any_set.hpp), so that code written against AnySet
+// queries, adds to and describes a filter in Redis as it does a file: contains and
+// contains_many ask the server (one round trip a batch), insert and insert_many add
+// (the same), info() states the server (without credentials), the filter's parameters
+// and its layers (SetInfo::layers), format "redis"; serialize() is pull()'s file.
+// Opens an existing filter, as open() does (Errc::not_found if absent). Like
+// RedisBloomFilter, the object is not thread-safe, its const members included.
+std::unique_ptr<AnySet> open_redis_set(std::string_view url, std::string_view name, const RedisOptions& options = {});
 
 }  // namespace amq

@@ -1,131 +1,59 @@
-// amq bench: the comparison table of bench/table, as text or JSON.
-#include <fmt/core.h>
+// amq bench ARGS: runs amq-bench ARGS (bench/table), the comparison table, which is its
+// own program so that amq carries no benchmark code and no outside peers. amq-bench is
+// looked for beside the running amq, then on PATH.
+#include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "amq/error.hpp"
-#include "bench_plot.hpp"
-#include "bench_table.hpp"
 #include "cli.hpp"
-#include "json_out.hpp"
-#include "numbers.hpp"
 
 namespace amq::cli {
+namespace {
 
-void add_bench(CLI::App& app, int& status) {
-  struct Opts {
-    bench::Options b;
-    bool json = false;
-    std::string plot;
-  };
-  auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("bench", "measure every structure and its peers on the same keys");
-  cmd->add_option("--data", o->b.data, "key file, one key a line")->default_val("/usr/share/dict/words");
-  cmd->add_option("--synthetic", o->b.synthetic, "use N >= 1 random 64-bit keys instead of --data")
-      ->transform(count_in(1));
-  cmd->add_option("-p,--fpp", o->b.fpp, "target false-positive rate, in (0, 0.5]")
-      ->transform(real_in(0, Bound::open, 0.5, Bound::closed))
-      ->default_val(0.01);
-  cmd->add_option("--repeats", o->b.repeats,
-                  "builds: the median of this many runs, 1..1000; lookups: the least of at least 11 passes")
-      ->transform(count_in(1, 1000))
-      ->default_val(3);
-  std::string families;
-  for (const auto& f : bench::family_names()) families += (families.empty() ? "" : ", ") + f;
-  cmd->add_option("--only", o->b.only,
-                  "only the structure families whose name contains this: " + families);
-  cmd->add_option("--min-time", o->b.min_lookup_seconds,
-                  "lookups: keep timing rounds for at least this many seconds per comparison, in [0, 600] (bursts "
-                  "of interference from other tenants last seconds)")
-      ->transform(real_in(0, Bound::closed, 600, Bound::closed))
-      ->default_val(3);
-  cmd->add_flag("--json", o->json, "print a JSON array of rows");
-  cmd->add_option("--plot", o->plot,
-                  "also draw bits/key against lookup ns of the filter rows, with the bound log2(1/eps), into this "
-                  "file with gnuplot: SVG, or PNG when it ends in .png (without gnuplot: a warning, the table still "
-                  "prints)");
-  cmd->callback([o, families, &status] {
-    // Arguments are checked before anything is printed.
-    if (!o->b.only.empty()) {
-      bool any = false;
-      for (const auto& f : bench::family_names()) any |= f.find(o->b.only) != std::string::npos;
-      if (!any)
-        throw Error(Errc::invalid_argument, "--only '" + o->b.only + "' names no structure family (" + families + ")");
+constexpr const char* kBench = "amq-bench";
+
+// Replaces this process with amq-bench ARGS; returns only on failure (errno says why).
+void exec_bench(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path beside = self.parent_path() / kBench;
+    if (::access(beside.c_str(), X_OK) == 0) {
+      ::execv(beside.c_str(), argv.data());
+      throw Error(Errc::io, beside.string() + ": cannot run: " + std::strerror(errno));
     }
-    if (o->b.synthetic == 0 && !std::ifstream(o->b.data))
-      throw Error(Errc::not_found, o->b.data + ": cannot read: " + std::strerror(errno));
-    if (!o->plot.empty()) {
-      const std::filesystem::path dir = std::filesystem::path(o->plot).parent_path();
-      std::error_code ec;
-      if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
-        throw Error(Errc::not_found, o->plot + ": no such directory: " + dir.string());
-    }
-    std::vector<bench::Row> rows;  // kept for --plot
-    const bool json = o->json;
-    bool first = true;
-    if (json) {
-      fmt::print("[");
-    } else {
-      fmt::print("amq bench — {}\n", bench::machine_description());
-      fmt::print("{}\n", bench::memory_description());
-      fmt::print("data: {}\n",
-                 o->b.synthetic ? fmt::format("{} random 64-bit keys, passed as uint64_t (peers without an integer "
-                                                "API get the same 8 bytes)",
-                                                o->b.synthetic)
-                                  : o->b.data);
-      fmt::print(
-          "ns per key; lookups: up to {} keys from each of the present and absent lists, best of {} passes after a "
-          "warm-up, in thread CPU time; builds: median of {} in wall time\n\n",
-          bench::kLookupSample, bench::lookup_passes(o->b.repeats), std::max(1, o->b.repeats));
-      fmt::print("{:<28} {:>10} {:>12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n", "structure", "n", "bytes",
-                 "bits/key", "fpp tgt", "fpp meas", "build ns", "pos ns", "neg ns", "batch ns", "params / note");
-    }
-    flush_stdout();
-    bench::run_all(o->b, [&](const bench::Row& r) {
-      if (!o->plot.empty()) rows.push_back(r);
-      if (json) {
-        const Json row = {{"structure", r.structure},
-                          {"params", r.params},
-                          {"n", r.n},
-                          {"bytes", r.bytes},
-                          {"bits_per_key", r.bits_per_key},
-                          {"fpp_target", r.fpp_target},
-                          {"fpp_measured", r.fpp_measured},
-                          {"build_ns_per_key", r.build_ns_per_key},
-                          {"lookup_pos_ns", r.lookup_pos_ns},
-                          {"lookup_neg_ns", r.lookup_neg_ns},
-                          {"batch_lookup_ns", r.batch_lookup_ns},
-                          {"note", r.note}};
-        fmt::print("{}\n  {}", first ? "" : ",", json_text(row));
-      } else if (r.n == 0) {
-        fmt::print("{:<28} {}\n", r.structure, r.note);
-      } else {
-        fmt::print("{:<28} {:>10} {:>12} {:>8.2f} {:>9.4g} {:>9.4g} {:>9.1f} {:>9.1f} {:>9.1f} {:>9}  {}{}{}\n",
-                   r.structure, r.n, r.bytes, r.bits_per_key, r.fpp_target, r.fpp_measured, r.build_ns_per_key,
-                   r.lookup_pos_ns, r.lookup_neg_ns,
-                   r.batch_lookup_ns > 0 ? fmt::format("{:.1f}", r.batch_lookup_ns) : std::string("-"), r.params,
-                   r.note.empty() ? "" : "; ", r.note);
-      }
-      first = false;
-      std::fflush(stdout);
-    });
-    if (json) fmt::print("\n]\n");
-    // A missing gnuplot is a warning (plot_bench says so): the table, the main output, is
-    // complete. gnuplot failing throws, exit status 2.
-    if (!o->plot.empty()) {
-      const auto measured = std::find_if(rows.begin(), rows.end(), [](const bench::Row& r) { return r.n > 0; });
-      plot_bench(o->plot,
-                 fmt::format("amq bench: {} keys, {}", measured == rows.end() ? 0 : measured->n,
-                             o->b.synthetic ? "random 64-bit" : o->b.data),
-                 rows);
-    }
-    status = 0;
+  }
+  ::execvp(kBench, argv.data());
+}
+
+}  // namespace
+
+void add_bench(CLI::App& app, int& /*status*/) {
+  auto* cmd = app.add_subcommand("bench", "measure every structure and its peers on the same keys (runs amq-bench; "
+                                          "'amq bench --help' lists its options)");
+  // Every argument after "bench", --help included, is amq-bench's.
+  cmd->prefix_command();
+  cmd->set_help_flag();
+  cmd->allow_extras();
+  cmd->callback([cmd] {
+    std::vector<std::string> args{kBench};
+    for (const std::string& a : cmd->remaining()) args.push_back(a);
+    exec_bench(std::move(args));
+    if (errno == ENOENT)
+      throw Error(Errc::not_found, std::string(kBench) + " is not installed: it is built and installed with amq "
+                                                         "(AMQ_BUILD_TOOLS=ON), beside it or on PATH");
+    throw Error(Errc::io, std::string("cannot run ") + kBench + ": " + std::strerror(errno));
   });
 }
 

@@ -5,13 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "amq/any_set.hpp"
+#include "amq/error.hpp"
 #include "amq/hash.hpp"
 
 namespace amq::cli {
@@ -55,6 +55,19 @@ void for_each_stdin_batch(KeyType type, const std::function<void(const KeyList&)
 using LookupFn = std::function<void(std::span<const Bytes> keys, std::span<bool> hits)>;
 int run_query(const std::vector<std::string>& args, KeyType type, bool invert, bool count, const LookupFn& lookup);
 
+// Runs f() and returns what it returns; an amq::Error it throws is thrown again with
+// "WHERE: " before its message (unless the message starts with WHERE already) and
+// `after` after it: every error of the CLI names the file (or filter) it concerns.
+Error error_in(const Error& e, const std::string& where, std::string_view after = {});
+template <class F>
+decltype(auto) in_context(const std::string& where, F&& f, std::string_view after = {}) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    throw error_in(e, where, after);
+  }
+}
+
 // Writes to standard output; throws Errc::io "cannot write standard output: REASON".
 void write_stdout(std::string_view text);
 void flush_stdout();
@@ -81,23 +94,23 @@ void add_store(CLI::App& app, int& status);
 void add_push(CLI::App& app, int& status);
 void add_pull(CLI::App& app, int& status);
 
-// tools/amq/redis_cmd.cpp: the --redis forms of build, query and info (exit status returned).
+// tools/amq/redis_cmd.cpp: the --redis forms of build, query, add and info.
 struct RedisTarget {
   std::string url, name;
+  bool given() const { return !url.empty() || !name.empty(); }
 };
+// The filter a --redis URL --name NAME pair names, as an AnySet (both are required).
+std::unique_ptr<AnySet> open_redis_target(const RedisTarget& target);
 struct RedisBuildOptions {
   std::string kind, format, output;
   std::optional<uint64_t> capacity, seed;
   std::optional<double> fpp, growth, tightening;  // unset: not given on the command line
 };
 int redis_build(const RedisTarget& target, const RedisBuildOptions& options, const KeyList& keys);
-int redis_query(const RedisTarget& target, const std::vector<std::string>& args, KeyType type, bool invert,
-                bool count);
-int redis_info(const RedisTarget& target, bool json);
 // `amq info`'s text form: a line a field, names in a column as wide as the longest.
 void print_info_text(const SetInfo& i);
-// `amq info --json`: one object a line; the members of `extra` (an object) follow params.
-void print_info_json(const SetInfo& i, const nlohmann::ordered_json* extra = nullptr);
+// `amq info --json`: one object a line; SetInfo::layers, when there are any, follow params.
+void print_info_json(const SetInfo& i);
 void add_list(CLI::App& app, int& status);
 
 }  // namespace amq::cli

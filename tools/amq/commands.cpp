@@ -23,30 +23,10 @@
 namespace amq::cli {
 namespace {
 
-// Loads FILE in the given format; errors name the file.
-std::unique_ptr<AnySet> load_path(const std::string& path, const std::string& format) {
-  note_open_file(path);
-  try {
-    LoadOptions options;
-    options.format = format;
-    return open_set(path, options);
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    if (msg.rfind(path, 0) == 0) throw;
-    throw Error(e.code(), path + ": " + msg);
-  }
-}
-
-// Loads FILE with format-specific options (bip158's --siphash-key, ...).
+// Loads FILE (format-specific options: bip158's --siphash-key, ...); errors name the file.
 std::unique_ptr<AnySet> load_path(const std::string& path, const LoadOptions& options) {
   note_open_file(path);
-  try {
-    return open_set(path, options);
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    if (msg.rfind(path, 0) == 0) throw;
-    throw Error(e.code(), path + ": " + msg);
-  }
+  return in_context(path, [&] { return open_set(path, options); });
 }
 
 // gcs --format bip158: the SipHash key and Golomb-Rice parameters.
@@ -69,13 +49,16 @@ struct Bip158Opts {
 };
 
 void save_path(const std::string& path, const AnySet& set) {
-  try {
-    set.write_to([&](std::span<const std::byte> bytes) { write_output(path, bytes); });
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    if (msg.rfind(path, 0) == 0) throw;
-    throw Error(e.code(), path + ": " + msg);
-  }
+  in_context(path, [&] { set.write_to([&](std::span<const std::byte> bytes) { write_output(path, bytes); }); });
+}
+
+// With --redis every positional of query and add is a key, but a first one that names
+// a file is surely a set file given by mistake: refused before connecting.
+void refuse_file_with_redis(const std::string& first) {
+  struct stat st {};
+  if (!first.empty() && ::stat(first.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+    throw Error(Errc::invalid_argument, first + ": give either a file or --redis, not both (keys that name files: "
+                                                "give them on standard input)");
 }
 
 // --wait SECONDS of add, remove and build: how long to wait for another writer's lock.
@@ -168,7 +151,7 @@ void add_build(CLI::App& app, int& status) {
   cmd->add_option("--redis", o->redis.url, "add to a shared scalable-bloom in Redis: redis://[user:password@]host:port[/db]");
   cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
   cmd->callback([o, cap, growth, tight, fbits, bsize, tcode, max_mem, cmd, wait, &status] {
-    if (!o->redis.url.empty() || !o->redis.name.empty()) {
+    if (o->redis.given()) {
       RedisBuildOptions r{o->kind, o->format, o->out, {}, {}, {}, {}, {}};
       if (*cap) r.capacity = o->capacity;
       if (cmd->count("--seed")) r.seed = o->seed;
@@ -257,23 +240,20 @@ void add_query(CLI::App& app, int& status) {
   cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
   o->bip158.add(*cmd);
   cmd->callback([o, &status] {
-    if (!o->redis.url.empty() || !o->redis.name.empty()) {
-      // With --redis every positional is a key, but one that names a file is surely a
-      // set file given by mistake: refuse before connecting, as info does.
-      struct stat st {};
-      if (!o->file.empty() && ::stat(o->file.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-        throw Error(Errc::invalid_argument, o->file + ": give either a file or --redis, not both (keys that name "
-                                                      "files: give them on standard input)");
-      std::vector<std::string> args = o->keys;
+    std::vector<std::string> args = o->keys;
+    std::unique_ptr<AnySet> set;
+    if (o->redis.given()) {
+      refuse_file_with_redis(o->file);
       if (!o->file.empty()) args.insert(args.begin(), o->file);
-      status = redis_query(o->redis, args, resolve_key_type("", KeyType::unknown, o->key_type), o->invert, o->count);
-      return;
+      set = open_redis_target(o->redis);
+    } else {
+      if (o->file.empty()) throw CLI::RequiredError("file");
+      LoadOptions lo{.format = o->format, .extra = {}};
+      o->bip158.put(lo.extra);
+      set = load_path(o->file, lo);
     }
-    if (o->file.empty()) throw CLI::RequiredError("file");
-    LoadOptions lo{.format = o->format, .extra = {}};
-    o->bip158.put(lo.extra);
-    auto set = load_path(o->file, lo);
-    status = run_query(o->keys, resolve_key_type(o->file, set->key_type(), o->key_type), o->invert, o->count,
+    const std::string& where = o->redis.given() ? o->redis.name : o->file;
+    status = run_query(args, resolve_key_type(where, set->key_type(), o->key_type), o->invert, o->count,
                        [&](std::span<const Bytes> keys, std::span<bool> hits) { set->contains_many(keys, hits); });
   });
 }
@@ -285,31 +265,44 @@ void add_add(CLI::App& app, int& status) {
     KeyType key_type = KeyType::unknown;  // unknown: not given
     std::string format = "auto";
     double wait = 0;
+    RedisTarget redis;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("add", "add keys to a dynamic set; the file is replaced atomically");
-  cmd->add_option("file", o->file, "set file")->required();
+  cmd->add_option("file", o->file, "set file (none with --redis)");
   cmd->add_option("keys", o->keys, "keys (default: lines of stdin)");
   add_key_type_option(*cmd, o->key_type);
   cmd->add_option("--format", o->format, "file format: auto (an amq file or a Guava stream, recognised), amq, guava")
       ->default_val("auto");
   auto* wait = add_wait_option(*cmd, o->wait);
+  cmd->add_option("--redis", o->redis.url, "add to a filter in Redis: redis://[user:password@]host:port[/db]");
+  cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
   cmd->callback([o, wait, &status] {
-    // Writers take turns: the lock is held from the read to the replacement.
-    const FileLock lock(o->file, wait_limit(wait, o->wait));
-    auto set = load_path(lock.path(), o->format);
-    if (!set->is_dynamic())
-      throw Error(Errc::unsupported, o->file + ": a " + std::string(kind_name(set->kind())) +
-                                         " is static: rebuild it with 'amq build' instead");
-    const KeyList keys = read_keys(o->keys, {}, resolve_key_type(o->file, set->key_type(), o->key_type), true);
-    for (Bytes k : keys.views()) {
-      try {
-        set->insert(k);
-      } catch (const Error& e) {
-        throw Error(e.code(), o->file + ": " + e.what() + " (file left unchanged)");
-      }
+    std::vector<std::string> args = o->keys;
+    std::optional<FileLock> lock;
+    std::unique_ptr<AnySet> set;
+    if (o->redis.given()) {
+      // Every positional is a key (the filter takes concurrent adds: no lock, no file).
+      refuse_file_with_redis(o->file);
+      if (!o->file.empty()) args.insert(args.begin(), o->file);
+      set = open_redis_target(o->redis);
+    } else {
+      if (o->file.empty()) throw CLI::RequiredError("file");
+      // Writers take turns: the lock is held from the read to the replacement.
+      lock.emplace(o->file, wait_limit(wait, o->wait));
+      set = load_path(lock->path(), LoadOptions{.format = o->format, .extra = {}});
     }
-    save_path(lock.path(), *set);
+    const std::string where = lock ? o->file : o->redis.name;
+    if (!set->is_dynamic())
+      throw Error(Errc::unsupported, where + ": a " + std::string(kind_name(set->kind())) +
+                                         " is static: rebuild it with 'amq build' instead");
+    const KeyList keys = read_keys(args, {}, resolve_key_type(where, set->key_type(), o->key_type), true);
+    if (lock) {
+      in_context(where, [&] { set->insert_many(keys.views()); }, " (file left unchanged)");
+      save_path(lock->path(), *set);
+    } else {
+      set->insert_many(keys.views());
+    }
     status = 0;
   });
 }
@@ -351,7 +344,7 @@ void add_remove(CLI::App& app, int& status) {
     if (o->inserted_list == "-" && o->keys.empty())
       throw Error(Errc::invalid_argument, "--only-if-present-in - needs the keys as arguments (stdin is the list)");
     const FileLock lock(o->file, wait_limit(wait, o->wait));
-    auto set = load_path(lock.path(), "auto");
+    auto set = load_path(lock.path(), LoadOptions{});
     if (!set->supports_erase())
       throw Error(Errc::unsupported, o->file + ": a " + std::string(kind_name(set->kind())) + " cannot remove keys");
     const KeyType key_type = resolve_key_type(o->file, set->key_type(), o->key_type);
@@ -391,7 +384,7 @@ void print_info_text(const SetInfo& i) {
   line("expected fpp", fmt::format("{:.6g}", i.fpp_expected));
 }
 
-void print_info_json(const SetInfo& i, const Json* extra) {
+void print_info_json(const SetInfo& i) {
   // Numbers as numbers; the per-layer lists as arrays; names and keys always strings.
   const auto is_list = [&](const std::string& name) {
     return (i.kind == Kind::scalable_bloom && name.rfind("layer_", 0) == 0) ||
@@ -417,8 +410,12 @@ void print_info_json(const SetInfo& i, const Json* extra) {
   j["kind"] = kind_name(i.kind);
   j["format"] = i.format;
   j["params"] = std::move(params);
-  if (extra)
-    for (const auto& [k, v] : extra->items()) j[k] = v;
+  if (!i.layers.empty()) {
+    Json layers = Json::array();
+    for (const SetLayerInfo& l : i.layers)
+      layers.push_back({{"capacity", l.capacity}, {"items", l.items}, {"bits", l.bits}, {"hashes", l.hashes}});
+    j["layers"] = std::move(layers);
+  }
   j["items"] = i.items;
   j["items_exact"] = i.items_exact;
   j["bytes"] = i.bytes;
@@ -444,15 +441,17 @@ void add_info(CLI::App& app, int& status) {
   cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
   o->bip158.add(*cmd);
   cmd->callback([o, &status] {
-    if (!o->redis.url.empty() || !o->redis.name.empty()) {
+    std::unique_ptr<AnySet> set;
+    if (o->redis.given()) {
       if (!o->file.empty()) throw Error(Errc::invalid_argument, "give either a file or --redis, not both");
-      status = redis_info(o->redis, o->json);
-      return;
+      set = open_redis_target(o->redis);
+    } else {
+      if (o->file.empty()) throw CLI::RequiredError("file");
+      LoadOptions lo{.format = o->format, .extra = {}};
+      o->bip158.put(lo.extra);
+      set = load_path(o->file, lo);
     }
-    if (o->file.empty()) throw CLI::RequiredError("file");
-    LoadOptions lo{.format = o->format, .extra = {}};
-    o->bip158.put(lo.extra);
-    const SetInfo i = load_path(o->file, lo)->info();
+    const SetInfo i = set->info();
     if (o->json)
       print_info_json(i);
     else

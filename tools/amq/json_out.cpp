@@ -5,7 +5,9 @@
 
 namespace amq::cli {
 
-std::string json_text(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string json_text(const Json& j, int indent) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
 
 Json json_number_or_string(std::string_view text) {
   const std::string_view digits = !text.empty() && text[0] == '-' ? text.substr(1) : text;

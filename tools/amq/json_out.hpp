@@ -12,8 +12,9 @@ namespace amq::cli {
 
 using Json = nlohmann::ordered_json;
 
-// One line of JSON, without the newline.
-std::string json_text(const Json& j);
+// JSON text without a final newline: one line, or with indent >= 0 one member or
+// element a line, indented by that many spaces a level.
+std::string json_text(const Json& j, int indent = -1);
 
 // A value given as text (SetInfo's params): a number when the text is one as amq
 // prints numbers (decimal, %g), else the string.

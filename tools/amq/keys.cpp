@@ -171,6 +171,12 @@ void for_each_stdin_batch(KeyType type, const std::function<void(const KeyList&)
   answer();
 }
 
+Error error_in(const Error& e, const std::string& where, std::string_view after) {
+  const std::string msg = e.what();
+  const bool named = !where.empty() && msg.rfind(where, 0) == 0;
+  return Error(e.code(), (named || where.empty() ? msg : where + ": " + msg) + std::string(after));
+}
+
 void write_stdout(std::string_view text) {
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
     throw Error(Errc::io, std::string("cannot write standard output: ") + std::strerror(errno));

@@ -61,15 +61,8 @@ void add_list(CLI::App& app, int& status) {
   cmd->add_flag("-c,--count", o->count, "print only the number of keys selected");
   add_key_type_option(*cmd, o->key_type);
   cmd->callback([o, prefix, from, to, &status] {
-    SuccinctSet set;
     note_open_file(o->file);
-    try {
-      set = SuccinctSet::open(o->file);
-    } catch (const Error& e) {
-      const std::string msg = e.what();
-      if (msg.rfind(o->file, 0) == 0) throw;
-      throw Error(e.code(), o->file + ": " + msg);
-    }
+    const SuccinctSet set = in_context(o->file, [&] { return SuccinctSet::open(o->file); });
     const KeyType recorded = container_key_type(set.bytes());
     const KeyType type = resolve_key_type(o->file, recorded, o->key_type);
     const bool big_endian = recorded == KeyType::u64;

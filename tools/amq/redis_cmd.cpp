@@ -1,16 +1,15 @@
-// amq push | pull, and the --redis forms of build, query and info: a shared
-// scalable Bloom filter kept in Redis (amq/redis_bloom_filter.hpp).
+// amq push | pull, build --redis, and the filter that query, add and info --redis
+// open: a shared scalable Bloom filter kept in Redis (amq/redis_bloom_filter.hpp),
+// which those commands use through AnySet as they use a file.
 #include <fmt/core.h>
 
 #include <memory>
 #include <string>
 
-#include "amq/detail/redis_client.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
 #include "amq/redis_bloom_filter.hpp"
 #include "cli.hpp"
-#include "json_out.hpp"
 
 namespace amq::cli {
 namespace {
@@ -56,59 +55,9 @@ int redis_build(const RedisTarget& t, const RedisBuildOptions& o, const KeyList&
   return 0;
 }
 
-int redis_query(const RedisTarget& t, const std::vector<std::string>& args, KeyType type, bool invert, bool count) {
+std::unique_ptr<AnySet> open_redis_target(const RedisTarget& t) {
   need_target(t);
-  auto f = RedisBloomFilter::open(t.url, t.name);
-  return run_query(args, type, invert, count, [&](std::span<const Bytes> keys, std::span<bool> hits) {
-    f.contains_many(std::vector<Bytes>(keys.begin(), keys.end()), hits);
-  });
-}
-
-int redis_info(const RedisTarget& t, bool json) {
-  need_target(t);
-  auto f = RedisBloomFilter::open(t.url, t.name);
-  const RedisBloomInfo i = f.info();
-  // The server without the credentials the URL may carry.
-  const detail::RedisUrl u = detail::RedisUrl::parse(t.url);
-  const std::string server = u.endpoint() + (u.db ? "/" + std::to_string(u.db) : std::string());
-  std::vector<std::pair<std::string, std::string>> params{{"name", i.name}, {"server", server}};
-  if (i.kind == Kind::scalable_bloom) {
-    params.insert(params.end(), {{"initial_capacity", std::to_string(i.params.initial_capacity)},
-                                 {"fpp", fmt::format("{:g}", i.params.fpp)},
-                                 {"growth", fmt::format("{:g}", i.params.growth)},
-                                 {"tightening", fmt::format("{:g}", i.params.tightening)},
-                                 {"layout", std::to_string(i.params.layout)},
-                                 {"seed", std::to_string(i.seed)},
-                                 {"layers", std::to_string(i.layers.size())},
-                                 {"capacity", std::to_string(i.capacity)}});
-  } else {
-    params.insert(params.end(), {{"hashes", std::to_string(i.layers[0].hashes)},
-                                 {"strategy", i.strategy == GuavaStrategy::murmur128_mitz_64 ? "MURMUR128_MITZ_64"
-                                                                                             : "MURMUR128_MITZ_32"}});
-  }
-  params.emplace_back("bits", std::to_string(i.bits));
-  params.emplace_back("ttl_ms", std::to_string(i.ttl_ms));
-  const uint64_t bytes = i.bits / 8;
-  const double bpk = i.items ? 8.0 * static_cast<double>(bytes) / static_cast<double>(i.items) : 0.0;
-  const bool exact = i.kind == Kind::scalable_bloom;
-  const SetInfo info{.kind = i.kind,
-                     .format = "redis",
-                     .params = params,
-                     .items = i.items,
-                     .items_exact = exact,
-                     .bytes = bytes,
-                     .bits_per_key = bpk,
-                     .fpp_expected = i.fpp_expected};
-  if (json) {
-    Json layers = Json::array();
-    for (const auto& l : i.layers)
-      layers.push_back({{"capacity", l.capacity}, {"items", l.items}, {"bits", l.bits}, {"hashes", l.hashes}});
-    const Json extra = {{"layers", std::move(layers)}};
-    print_info_json(info, &extra);
-  } else {
-    print_info_text(info);
-  }
-  return 0;
+  return open_redis_set(t.url, t.name);
 }
 
 void add_push(CLI::App& app, int& status) {
@@ -123,11 +72,7 @@ void add_push(CLI::App& app, int& status) {
   add_target_options(*cmd, o->t);
   cmd->callback([o, &status] {
     const auto data = read_file(o->file);
-    try {
-      RedisBloomFilter::push(o->t.url, o->t.name, data);
-    } catch (const Error& e) {
-      throw Error(e.code(), o->file + ": " + e.what());
-    }
+    in_context(o->file, [&] { RedisBloomFilter::push(o->t.url, o->t.name, data); });
     status = 0;
   });
 }

@@ -1,4 +1,4 @@
-#include "bench_plot.hpp"
+#include "plot.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
