@@ -43,6 +43,8 @@
 //    and bucket lines prefetched ahead; a dense batch is sorted and each bucket searched
 //    once.
 //  * build(): O(n log n) for the sort, O(n) to code.
+//  * The query kernels are chosen once per set, when it is built or loaded, for this
+//    CPU (amq/detail/dispatch.hpp); every kernel gives the same answers.
 //
 // Choose it over a Bloom or cuckoo filter when the set is built once and size matters
 // most (files sent over a network, cookies, block filters): it takes ~16% fewer bits than
