@@ -58,6 +58,7 @@
 #include "amq/detail/bloom_layers.hpp"
 #include "amq/format.hpp"
 #include "amq/hash.hpp"
+#include "amq/scalable_bloom_params.hpp"
 
 namespace amq {
 
@@ -79,7 +80,7 @@ struct RedisLayerInfo {
 struct RedisBloomInfo {
   std::string name;
   Kind kind = Kind::scalable_bloom;  // scalable_bloom, or bloom for a pushed BloomFilter
-  detail::ScalableParams params{};   // scalable_bloom only
+  ScalableBloomParams params{};      // scalable_bloom only
   uint64_t seed = 0;                 // scalable_bloom only
   GuavaStrategy strategy = GuavaStrategy::murmur128_mitz_64;  // bloom only
   std::vector<RedisLayerInfo> layers;
@@ -92,7 +93,7 @@ struct RedisBloomInfo {
 
 class RedisBloomFilter {
  public:
-  using Params = detail::ScalableParams;
+  using Params = ScalableBloomParams;
 
   // Connects and opens the filter NAME, creating it with `params` and `seed` if it
   // does not exist. Throws Errc::incompatible if it exists with other parameters.
