@@ -162,6 +162,21 @@ struct Chunk {
   }
 }
 
+// A batch in the caller's order, chunk by chunk: each chunk fetched (fetch_chunk), then
+// each query answered by hold(bucket, begin, end, target).
+template <class Hold>
+[[gnu::always_inline]] inline size_t many_in_order(const GolombCodedSet& s, std::span<const uint64_t> hashes,
+                                                   std::span<bool> out, Hold&& hold) {
+  size_t found = 0;
+  Chunk c;
+  for (size_t base = 0; base < hashes.size(); base += Chunk::kSize) {
+    const size_t m = std::min(Chunk::kSize, hashes.size() - base);
+    fetch_chunk(s, hashes.data() + base, m, c);
+    for (size_t i = 0; i < m; ++i) found += out[base + i] = hold(c.bucket[i], c.begin[i], c.end[i], c.target[i]);
+  }
+  return found;
+}
+
 // A batch's values with their places in the batch, ascending.
 struct SortedQuery {
   uint64_t v;

@@ -117,14 +117,9 @@ AMQ_GCS_AVX2 bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept {
 
 AMQ_GCS_AVX2 size_t bytes_many_sparse(const GolombCodedSet& s, std::span<const uint64_t> hashes,
                                       std::span<bool> out) {
-  size_t found = 0;
-  Chunk c;
-  for (size_t base = 0; base < hashes.size(); base += Chunk::kSize) {
-    const size_t m = std::min(Chunk::kSize, hashes.size() - base);
-    fetch_chunk(s, hashes.data() + base, m, c);
-    for (size_t i = 0; i < m; ++i) found += out[base + i] = bytes_hold(s, c.bucket[i], c.begin[i], c.end[i], c.target[i]);
-  }
-  return found;
+  return many_in_order(s, hashes, out, [&](uint64_t b, uint64_t begin, uint64_t end, uint64_t t) AMQ_GCS_AVX2 {
+    return bytes_hold(s, b, begin, end, t);
+  });
 }
 QueryFn bytes_query_for(const GolombCodedSet& s) noexcept {
   return Access::width_shift(s) == 15 && !Access::wide(s) ? &contains_bytes<true> : &contains_bytes<false>;

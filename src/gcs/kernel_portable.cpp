@@ -97,15 +97,9 @@ bool contains_bytes_swar(const GolombCodedSet& s, uint64_t v) noexcept {
 }
 
 size_t bytes_many_sparse(const GolombCodedSet& s, std::span<const uint64_t> hashes, std::span<bool> out) {
-  size_t found = 0;
-  Chunk c;
-  for (size_t base = 0; base < hashes.size(); base += Chunk::kSize) {
-    const size_t m = std::min(Chunk::kSize, hashes.size() - base);
-    fetch_chunk(s, hashes.data() + base, m, c);
-    for (size_t i = 0; i < m; ++i)
-      found += out[base + i] = bytes_hold_swar(s, c.bucket[i], c.begin[i], c.end[i], c.target[i]);
-  }
-  return found;
+  return many_in_order(s, hashes, out, [&](uint64_t b, uint64_t begin, uint64_t end, uint64_t t) {
+    return bytes_hold_swar(s, b, begin, end, t);
+  });
 }
 QueryFn bytes_query_for(const GolombCodedSet&) noexcept { return &contains_bytes_swar; }
 
@@ -113,15 +107,9 @@ QueryFn bytes_query_for(const GolombCodedSet&) noexcept { return &contains_bytes
 
 QueryFn scan_query_for(const GolombCodedSet&) noexcept { return &contains_scan; }
 size_t scan_many_sparse(const GolombCodedSet& s, std::span<const uint64_t> hashes, std::span<bool> out) {
-  size_t found = 0;
-  Chunk c;
-  for (size_t base = 0; base < hashes.size(); base += Chunk::kSize) {
-    const size_t m = std::min(Chunk::kSize, hashes.size() - base);
-    fetch_chunk(s, hashes.data() + base, m, c);
-    for (size_t i = 0; i < m; ++i)
-      found += out[base + i] = contains_scan(s, c.bucket[i] * Access::width(s) + c.target[i]);
-  }
-  return found;
+  return many_in_order(s, hashes, out, [&](uint64_t b, uint64_t, uint64_t, uint64_t t) {
+    return contains_scan(s, b * Access::width(s) + t);
+  });
 }
 
 }  // namespace
