@@ -64,6 +64,7 @@ namespace amq {
 
 namespace detail {
 class RedisClient;
+struct RedisBloomTestPeer;
 }
 
 struct RedisOptions {
@@ -148,7 +149,6 @@ class RedisBloomFilter {
   const std::string& name() const noexcept { return name_; }
   const Params& params() const noexcept { return params_; }
   uint64_t seed() const noexcept { return seed_; }
-  detail::RedisClient& client() noexcept { return *client_; }
 
   // Deletes the filter NAME (every key); false if absent.
   static bool remove(std::string_view url, std::string_view name, const RedisOptions& options = {});
@@ -202,6 +202,7 @@ class RedisBloomFilter {
   std::vector<std::string> geometry_args(uint32_t upto) const;
   std::string throw_context() const;
 
+  friend struct detail::RedisBloomTestPeer;  // tests: the client's redirection counts
   std::unique_ptr<detail::RedisClient> client_;
   RedisOptions options_;
   std::string name_, meta_, prefix_;
