@@ -201,7 +201,8 @@ namespace amq {
 // is two streams read at once: remainders forward from its start, unary quotients
 // backwards from its end; they meet after the last code. Each is read through a
 // 64-bit window refilled only when needed, and the truncated-binary choice is made
-// without a branch.
+// without a branch. (One loop over both streams, so that their windows and fill counts
+// stay in registers: hence its length.)
 template <class F>
 inline void GolombCodedSet::scan_bucket(uint64_t b, F&& f) const noexcept {
   using detail::gcs::load_back;
