@@ -49,7 +49,7 @@ template <int Chunks>
     return static_cast<uint64_t>(static_cast<uint32_t>(
         _mm256_movemask_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)))));
   };
-#pragma GCC unroll 8  // (GCC 12 kept the loop and its per-chunk branches otherwise)
+#pragma GCC unroll 8  // (else the loop and its per-chunk branches may stay)
   for (int c = 0; c < Chunks; c += 2) {
     const uint64_t keep = kBefore[k0][c / 2];
     uint64_t flags = flags32(q + 32 * c), wraps = wraps32(q + 32 * c, low7);
@@ -79,8 +79,8 @@ template <int Chunks>
 }
 // The rare case: the windows after the first, the `way` it said. It reads the unary
 // words again from the bucket's end rather than take the caller's: with five
-// arguments, not seven, none goes on the stack, and the caller's frame set-up is ~7
-// instructions shorter a query (callgrind).
+// arguments, not seven, none goes on the stack, and the caller's frame set-up stays
+// short.
 [[gnu::noinline]] AMQ_GCS_AVX2 bool move_window(const uint8_t* q, uint64_t bits, unsigned k0, uint32_t t,
                                                        Window way) noexcept {
   const Unary u(q, bits);
@@ -104,7 +104,7 @@ template <int Chunks>
   return move_window(f.q, f.bits, f.k0, static_cast<uint32_t>(t), r);
 }
 // W15: the default ε = 1/256, where W = 2^15 and the index entries are 16-bit: known
-// here rather than tested at each query (15 instructions a lookup).
+// here rather than tested at each query.
 template <bool W15>
 AMQ_GCS_AVX2 bool contains_bytes(const GolombCodedSet& s, uint64_t v) noexcept {
   const uint64_t b = W15 ? v >> 15 : Access::bucket_of(s, v);

@@ -218,7 +218,7 @@ template <unsigned C, bool Bmi2>
 // one or two steps instead of ~4 from the bucket's start. A start past the target, or
 // one the windows do not reach (a bucket far denser than ~128 codes), starts at 0.
 inline constexpr unsigned kStartWindows = 8;  // 456 unary bits, ~150 codes
-inline constexpr double kStartMargin = 2.0;   // tried 0.5 to 3: 1.5 to 2.5 alike
+inline constexpr double kStartMargin = 2.0;   // (1.5 to 2.5 do as well)
 inline constexpr unsigned kStartSlots = 64;   // the target's place in its bucket, in 64ths
 inline constexpr double sqrt_newton(double x) {
   double r = x > 1 ? x : 1;
