@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "amq/blocked_bloom_filter.hpp"
+#include "amq/detail/dispatch.hpp"
 #include "amq/scalable_bloom_filter.hpp"
 
 namespace {
@@ -28,8 +29,11 @@ void BM_BlockedContains(benchmark::State& state) {
   const auto n = static_cast<size_t>(state.range(0));
   const bool avx2 = state.range(1) != 0;
   const bool batched = state.range(2) != 0;
-  auto f = Filter::create(n, 0.01);
-  f.use_simd(avx2);
+  auto f = [&] {  // the vector kernels, or the portable ones everywhere
+    const amq::detail::ScopedIsaMask isas(avx2 ? amq::detail::kAllIsas
+                                               : amq::detail::isa_bit(amq::detail::Isa::portable));
+    return Filter::create(n, 0.01);
+  }();
   if (f.uses_avx2() != avx2) {
     state.SkipWithError("no AVX2 on this CPU");
     return;

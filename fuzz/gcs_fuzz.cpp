@@ -12,6 +12,7 @@
 
 #include <vector>
 
+#include "amq/detail/dispatch.hpp"
 #include "amq/error.hpp"
 #include "amq/format.hpp"
 #include "amq/golomb_coded_set.hpp"
@@ -32,9 +33,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ++n;
     }
     if (n != s.size()) std::abort();
-    auto t = amq::GolombCodedSet::load(in);
-    t.use_bmi2(false);
-    t.use_simd(false);
+    const auto t = [&] {  // the portable kernels
+      const amq::detail::ScopedIsaMask portable(amq::detail::isa_bit(amq::detail::Isa::portable));
+      return amq::GolombCodedSet::load(in);
+    }();
     uint64_t probes[64];
     for (uint64_t i = 0; i < 64; ++i) probes[i] = (i * 0x9e3779b97f4a7c15ull) ^ size;
     probes[0] = 0;

@@ -131,7 +131,7 @@ class AnyScalableCuckoo final : public SetAdapter<ScalableCuckooFilter, Kind::sc
     std::string bits;
     for (size_t l = 0; l < s_.num_levels(); ++l) {
       if (l) bits += ',';
-      bits += std::to_string(s_.level(l).fingerprint_bits());
+      bits += std::to_string(s_.level_fingerprint_bits(l));
     }
     i.params = {{"levels", std::to_string(s_.num_levels())},
                 {"max_levels", std::to_string(s_.max_levels())},

@@ -9,6 +9,7 @@
 
 #include "amq/any_set.hpp"
 #include "amq/detail/byte_io.hpp"
+#include "amq/detail/dispatch.hpp"
 #include "amq/error.hpp"
 #include "amq/format.hpp"
 #include "test_util.hpp"
@@ -114,9 +115,11 @@ TEST(BlockedBloomFilter, VectorAndPortablePathsSetTheSameBits) {
     ASSERT_TRUE(detail::sbbf::contains_avx2(a, key));
   }
   // Whole filters built through each path.
-  auto fast = BlockedBloomFilter::create(50000, 0.01, 3), slow = BlockedBloomFilter::create(50000, 0.01, 3);
-  fast.use_simd(true);
-  slow.use_simd(false);
+  auto fast = BlockedBloomFilter::create(50000, 0.01, 3);
+  auto slow = [] {
+    const detail::ScopedIsaMask portable(detail::isa_bit(detail::Isa::portable));
+    return BlockedBloomFilter::create(50000, 0.01, 3);
+  }();
   ASSERT_TRUE(fast.uses_avx2() && fast.uses_simd());
   ASSERT_FALSE(slow.uses_avx2() || slow.uses_simd());
   std::vector<uint64_t> keys(50000);

@@ -11,9 +11,11 @@
 #include "amq/any_set.hpp"
 #include "amq/detail/byte_io.hpp"
 #include "amq/detail/cpu.hpp"
+#include "amq/detail/dispatch.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
 #include "amq/format.hpp"
+#include "gcs/test_peer.hpp"
 #include "test_util.hpp"
 
 namespace amq {
@@ -146,8 +148,7 @@ void expect_matches_model(GolombCodedSet& s, const std::vector<uint64_t>& model,
   probes.push_back(s.range() - 1);
   probes.push_back(s.range());
   for (bool bmi2 : {true, false}) {
-    s.use_bmi2(bmi2);
-    s.use_simd(bmi2);
+    detail::GcsTestPeer::select(s, bmi2 ? detail::kAllIsas : detail::isa_bit(detail::Isa::portable));
     for (uint64_t v : probes)
       ASSERT_EQ(s.contains_value(v), std::binary_search(model.begin(), model.end(), v)) << v << " bmi2/simd " << bmi2;
     for (uint64_t v : model) ASSERT_TRUE(s.contains_value(v)) << v;
@@ -183,8 +184,7 @@ void expect_matches_model(GolombCodedSet& s, const std::vector<uint64_t>& model,
     }
     ASSERT_EQ(found, expect_found);
   }
-  s.use_bmi2(true);
-  s.use_simd(true);
+  detail::GcsTestPeer::select(s, detail::kAllIsas);
 }
 
 TEST(GolombCodedSet, RiceQueriesAtEveryRemainderWidth) {
@@ -286,20 +286,21 @@ TEST(GolombCodedSet, SimdKernelOnlyForTheByteLayout) {
   const auto keys = test::random_keys(20000, 21);
   // Rice with divisor 128 at M = 256: the byte layout, searched with AVX2 when the CPU has it.
   auto s = GolombCodedSet::build(keys, {.fpp = 1.0 / 256, .coding = GolombCodedSet::Coding::rice, .seed = 5});
-  EXPECT_EQ(s.uses_simd(), detail::cpu_has_avx2());
+  using detail::GcsTestPeer;
+  using detail::Isa;
+  EXPECT_EQ(GcsTestPeer::isa(s) == Isa::avx2, detail::cpu_has_avx2());
   const auto probes = test::random_keys(20000, 22);
   std::vector<bool> fast;
   for (const auto& k : probes) fast.push_back(s.contains(k));
-  EXPECT_FALSE(s.use_simd(false));
-  EXPECT_FALSE(s.uses_simd());
+  EXPECT_EQ(GcsTestPeer::select(s, detail::isa_bit(Isa::portable)), Isa::portable);
   for (size_t i = 0; i < probes.size(); ++i) ASSERT_EQ(s.contains(probes[i]), fast[i]) << i;
   for (const auto& k : keys) ASSERT_TRUE(s.contains(k));
-  EXPECT_EQ(s.use_simd(true), detail::cpu_has_avx2());
+  EXPECT_EQ(GcsTestPeer::select(s, detail::kAllIsas) == Isa::avx2, detail::cpu_has_avx2());
   // Other layouts have no such kernel.
   for (auto coding : {GolombCodedSet::Coding::rice, GolombCodedSet::Coding::golomb}) {
     auto t = GolombCodedSet::build(keys, {.fpp = 1.0 / 1000, .coding = coding, .seed = 5});
-    EXPECT_FALSE(t.uses_simd());
-    EXPECT_FALSE(t.use_simd(true));
+    EXPECT_NE(GcsTestPeer::isa(t), Isa::avx2);
+    EXPECT_NE(GcsTestPeer::select(t, detail::kAllIsas), Isa::avx2);
   }
 }
 

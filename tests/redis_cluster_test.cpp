@@ -8,6 +8,7 @@
 #include "amq/detail/redis_client.hpp"
 #include "amq/error.hpp"
 #include "amq/redis_bloom_filter.hpp"
+#include "redis_bloom_test_peer.hpp"
 #include "redis_server.hpp"
 #include "test_util.hpp"
 
@@ -85,10 +86,10 @@ TEST(RedisCluster, RoutesFollowsAskAndMovedAcrossSlotMigration) {
 
   // The source answers ASK now; the client follows it (ASKING + script on the target,
   // where the script is not loaded yet: NOSCRIPT, SCRIPT LOAD, again).
-  const auto before = f.client().stats();
+  const auto before = amq::detail::RedisBloomTestPeer::client(f).stats();
   EXPECT_EQ(found(f, first), first.size());
-  EXPECT_GT(f.client().stats().ask, before.ask);
-  EXPECT_EQ(f.client().stats().moved, before.moved);
+  EXPECT_GT(amq::detail::RedisBloomTestPeer::client(f).stats().ask, before.ask);
+  EXPECT_EQ(amq::detail::RedisBloomTestPeer::client(f).stats().moved, before.moved);
   const auto second = keys_with("alpha-ask-", 3000);  // opens a new layer on the target
   f.insert_many(second);
   EXPECT_EQ(found(f, second), second.size());
@@ -96,11 +97,11 @@ TEST(RedisCluster, RoutesFollowsAskAndMovedAcrossSlotMigration) {
   // Finish the migration: the client's slot map is stale and gets MOVED.
   for (size_t i : {dst, src, (dst + 1) % cluster.size()})
     on(cluster.node(i), {"CLUSTER", "SETSLOT", s, "NODE", dst_id});
-  const uint64_t moved_before = f.client().stats().moved;
+  const uint64_t moved_before = amq::detail::RedisBloomTestPeer::client(f).stats().moved;
   EXPECT_EQ(found(f, first), first.size());
-  EXPECT_EQ(f.client().stats().moved, moved_before + 1);  // once: the slot map is re-read
+  EXPECT_EQ(amq::detail::RedisBloomTestPeer::client(f).stats().moved, moved_before + 1);  // once: the slot map is re-read
   EXPECT_EQ(found(f, second), second.size());
-  EXPECT_EQ(f.client().stats().moved, moved_before + 1);
+  EXPECT_EQ(amq::detail::RedisBloomTestPeer::client(f).stats().moved, moved_before + 1);
   const auto third = keys_with("alpha-moved-", 2000);
   f.insert_many(third);
   EXPECT_EQ(found(f, third), third.size());

@@ -26,7 +26,7 @@ TEST(ScalableCuckooFilter, GrowsAndKeepsTheCompoundRate) {
     for (const auto& k : keys) ASSERT_TRUE(f.contains(k));
     // Longer fingerprints level by level.
     for (size_t l = 1; l < f.num_levels(); ++l)
-      EXPECT_EQ(f.level(l).fingerprint_bits(), f.level(l - 1).fingerprint_bits() + 1);
+      EXPECT_EQ(f.level_fingerprint_bits(l), f.level_fingerprint_bits(l - 1) + 1);
     EXPECT_LE(f.fpp_bound(), fpp);
     EXPECT_LE(f.expected_fpp(), f.fpp_bound());
     const std::unordered_set<std::string> present(keys.begin(), keys.end());
@@ -242,7 +242,7 @@ TEST(ScalableCuckooFilter, SerializationRoundTripAndStrictLoading) {
   EXPECT_EQ(code_of([&] { ScalableCuckooFilter::load(with(48, 13, 4)); }), Errc::corrupt);     // level 0 f
   EXPECT_EQ(code_of([&] { ScalableCuckooFilter::load(with(52, 1, 4)); }), Errc::corrupt);      // reserved
   EXPECT_EQ(code_of([&] { ScalableCuckooFilter::load(with(56, 1 << 20, 8)); }), Errc::corrupt);  // m
-  EXPECT_EQ(code_of([&] { ScalableCuckooFilter::load(with(64, f.level(0).size() + 1, 8)); }), Errc::corrupt);
+  EXPECT_EQ(code_of([&] { ScalableCuckooFilter::load(with(64, f.level_size(0) + 1, 8)); }), Errc::corrupt);
   EXPECT_EQ(code_of([&] { ScalableCuckooFilter::load(with(64, ~uint64_t{0}, 8)); }), Errc::corrupt);
   {
     auto pl = payload;

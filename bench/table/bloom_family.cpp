@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "amq/blocked_bloom_filter.hpp"
+#include "amq/detail/dispatch.hpp"
 #include "amq/scalable_bloom_filter.hpp"
 #include "bench_table.hpp"
 
@@ -14,8 +15,10 @@ void blocked_row(const Options& o, const Dataset& d, const Sink& sink, const cha
                  std::string note, size_t sample = kLookupSample) {
   const uint64_t n = d.keys.size();
   Row row{.structure = name, .fpp_target = o.fpp};
-  Filter f = Filter::create(capacity, o.fpp);
-  f.use_simd(avx2);
+  Filter f = [&] {  // the vector kernels, or the portable ones everywhere
+    const detail::ScopedIsaMask isas(avx2 ? detail::kAllIsas : detail::isa_bit(detail::Isa::portable));
+    return Filter::create(capacity, o.fpp);
+  }();
   if (!f.uses_avx2() && avx2) note += note.empty() ? "no AVX2 on this CPU" : "; no AVX2 on this CPU";
   row.build_ns_per_key = median_ns(o.repeats, [&] {
                            f.clear();

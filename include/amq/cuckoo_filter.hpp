@@ -198,7 +198,6 @@ class BasicCuckooFilter {
     const uint64_t i1 = table_.index(h);
     return {i1, table_.alt(i1, table_.fingerprint(h))};
   }
-  const detail::CuckooTable& table() const noexcept { return table_; }
 
   bool operator==(const BasicCuckooFilter& o) const noexcept {
     return hasher_.seed == o.hasher_.seed && table_ == o.table_;

@@ -43,6 +43,8 @@
 //    and bucket lines prefetched ahead; a dense batch is sorted and each bucket searched
 //    once.
 //  * build(): O(n log n) for the sort, O(n) to code.
+//  * The query kernels are chosen once per set, when it is built or loaded, for this
+//    CPU (amq/detail/dispatch.hpp); every kernel gives the same answers.
 //
 // Choose it over a Bloom or cuckoo filter when the set is built once and size matters
 // most (files sent over a network, cookies, block filters): it takes ~16% fewer bits than
@@ -117,6 +119,15 @@ unsigned optimal_rice_bits(double mean_gap) noexcept;
 double expected_golomb_bits(double mean_gap, uint64_t divisor) noexcept;
 
 // ---- amq's own Golomb-coded set ------------------------------------------------------
+
+class GolombCodedSet;
+namespace detail {
+struct GcsTestPeer;
+namespace gcs {
+struct Access;
+struct Kernels;
+}  // namespace gcs
+}  // namespace detail
 
 enum class GcsCoding : uint8_t { golomb = 0, rice = 1 };
 struct GcsOptions {
@@ -223,18 +234,6 @@ class GolombCodedSet {
 
   bool operator==(const GolombCodedSet& o) const noexcept;
 
-  // Rice-coded sets in the split layout find the 8th unary code of a group with BMI2's
-  // pdep when `enable` and the CPU has a fast one (the default; not AMD family 17h,
-  // whose pdep is microcoded); returns whether it is now used. Both paths give the same
-  // answers. Sets in the byte layout do not use it: see use_simd.
-  bool use_bmi2(bool enable) noexcept;
-  bool uses_bmi2() const noexcept { return bmi2_; }
-  // Sets in the byte layout search a bucket with AVX2 when `enable` (the default) and
-  // the CPU has it, else 8 bytes at a time in 64-bit words; returns whether AVX2 is now
-  // used. Both paths give the same answers (the tests and the fuzz target compare them).
-  bool use_simd(bool enable) noexcept;
-  bool uses_simd() const noexcept { return simd_; }
-
   // The amq container (Kind::gcs); load() checks every bucket decodes exactly.
   std::vector<std::byte> serialize() const;
   static GolombCodedSet load(std::span<const std::byte> file);
@@ -261,19 +260,24 @@ class GolombCodedSet {
     b += v - b * width_ >= width_;
     return b;
   }
+  // The bucket scans (src/gcs/internal.hpp).
   template <class F>
   void scan_bucket(uint64_t b, F&& f) const noexcept;
   template <bool GapBytes = false, class F>
   uint64_t scan_bytes(uint64_t b, F&& f) const noexcept;
+  void encode(std::span<const uint64_t> values);  // the stream and index (build)
   void build_index(const std::vector<uint64_t>& bucket_offsets);
   void set_stream(std::span<const std::byte> bytes);
-  void prepare_queries();  // the derived query constants below
-  void choose_query() noexcept;
+  void prepare_queries();  // the derived query constants below, then select_kernels()
+  void select_kernels() noexcept;
+  uint16_t read_params(std::span<const std::byte> params);  // load; returns the layout
+  void read_payload(std::span<const std::byte> payload);
   void validate(bool gap_bytes = false) const;  // gap_bytes: a file of layout 1
+  void validate_split(uint64_t b, uint64_t limit, std::span<const std::byte> bytes, uint64_t& count) const;
   void convert_gap_bytes();                      // layout 1 -> 2 (load)
   uint64_t validate_bytes(uint64_t b, uint64_t limit, std::span<const std::byte> bytes, bool gap_bytes) const;
-  struct Kernel;  // the Rice group-skipping search (src/golomb_coded_set.cpp)
-  friend struct Kernel;
+  friend struct detail::gcs::Access;  // the query kernels (src/gcs/)
+  friend struct detail::GcsTestPeer;  // tests: run every kernel variant (src/gcs/test_peer.hpp)
 
   uint64_t keys_ = 0, values_ = 0, m_ = 256, range_ = 256, divisor_ = 128, width_ = 0, buckets_ = 1;
   uint64_t stream_bits_ = 0, seed_ = 0;
@@ -295,9 +299,9 @@ class GolombCodedSet {
   unsigned group_ = 0;
   uint32_t block_inverse_ = 0;  // 2^32 / (16·M): t -> the 16-code block expected to hold t
   uint64_t mean_bucket_bits_ = 0;  // stream bits / buckets: where a bucket probably starts
-  bool bmi2_ = false;  // the pdep select is used
-  bool simd_ = false;  // the byte layout's AVX2 kernel is used
-  // The single-query kernel for this coding, width and select: one call, no dispatch.
+  // The kernels chosen for this set's layout and this CPU (src/gcs/internal.hpp), and
+  // among them the single-query kernel for its width: one call, no dispatch.
+  const detail::gcs::Kernels* kernels_ = nullptr;
   using QueryFn = bool (*)(const GolombCodedSet&, uint64_t) noexcept;
   QueryFn query_ = nullptr;
 };

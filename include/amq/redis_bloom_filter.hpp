@@ -65,11 +65,13 @@
 #include "amq/detail/bloom_layers.hpp"
 #include "amq/format.hpp"
 #include "amq/hash.hpp"
+#include "amq/scalable_bloom_params.hpp"
 
 namespace amq {
 
 namespace detail {
 class RedisClient;
+struct RedisBloomTestPeer;
 }
 
 struct RedisOptions {
@@ -83,7 +85,7 @@ using RedisLayerInfo = SetLayerInfo;  // amq/any_set.hpp
 struct RedisBloomInfo {
   std::string name;
   Kind kind = Kind::scalable_bloom;  // scalable_bloom, or bloom for a pushed BloomFilter
-  detail::ScalableParams params{};   // scalable_bloom only
+  ScalableBloomParams params{};      // scalable_bloom only
   uint64_t seed = 0;                 // scalable_bloom only
   GuavaStrategy strategy = GuavaStrategy::murmur128_mitz_64;  // bloom only
   std::vector<RedisLayerInfo> layers;
@@ -96,7 +98,7 @@ struct RedisBloomInfo {
 
 class RedisBloomFilter {
  public:
-  using Params = detail::ScalableParams;
+  using Params = ScalableBloomParams;
 
   // Connects and opens the filter NAME, creating it with `params` and `seed` if it
   // does not exist. Throws Errc::incompatible if it exists with other parameters.
@@ -151,7 +153,6 @@ class RedisBloomFilter {
   const std::string& name() const noexcept { return name_; }
   const Params& params() const noexcept { return params_; }
   uint64_t seed() const noexcept { return seed_; }
-  detail::RedisClient& client() noexcept { return *client_; }
 
   // Deletes the filter NAME (every key); false if absent.
   static bool remove(std::string_view url, std::string_view name, const RedisOptions& options = {});
@@ -205,6 +206,7 @@ class RedisBloomFilter {
   std::vector<std::string> geometry_args(uint32_t upto) const;
   std::string throw_context() const;
 
+  friend struct detail::RedisBloomTestPeer;  // tests: the client's redirection counts
   std::unique_ptr<detail::RedisClient> client_;
   RedisOptions options_;
   std::string name_, meta_, prefix_;

@@ -55,6 +55,7 @@
 #include "amq/detail/prefetch.hpp"
 #include "amq/error.hpp"
 #include "amq/hash.hpp"
+#include "amq/scalable_bloom_params.hpp"
 
 namespace amq {
 namespace detail {
@@ -97,12 +98,13 @@ LoadedScalable load_scalable(std::span<const std::byte> file, uint32_t hasher_id
 template <class Hasher = Xxh3Hasher>
 class BasicScalableBloomFilter {
  public:
+  using Params = ScalableBloomParams;
   static constexpr double kDefaultGrowth = 2.0;      // s, as RedisBloom
   static constexpr double kDefaultTightening = 0.5;  // r, as RedisBloom
 
   // An empty filter with one layer. Throws Errc::invalid_argument unless
   // 1 <= initial_capacity <= 2^40, 0 < fpp < 1, 1 <= growth <= 16, 0 < tightening < 1.
-  explicit BasicScalableBloomFilter(detail::ScalableParams params = {}, uint64_t seed = 0) : params_(params) {
+  explicit BasicScalableBloomFilter(Params params = {}, uint64_t seed = 0) : params_(params) {
     detail::check_scalable_params(params_, Errc::invalid_argument);
     hasher_.seed = seed;
     limit_ = detail::scalable_layer_limit(params_);
@@ -112,7 +114,7 @@ class BasicScalableBloomFilter {
   // Rebuilds a filter from its layers (e.g. as read from Redis). Every layer's word
   // count must be layer_geometry(params, i).bits / 64 and its item count at most the
   // layer's capacity; 1..kMaxLayers layers. Throws amq::Error otherwise.
-  static BasicScalableBloomFilter from_layers(detail::ScalableParams params, uint64_t seed,
+  static BasicScalableBloomFilter from_layers(Params params, uint64_t seed,
                                               std::vector<std::vector<uint64_t>> words,
                                               std::vector<uint64_t> items) {
     auto layers = detail::scalable_layers_from(params, std::move(words), std::move(items));
@@ -159,12 +161,12 @@ class BasicScalableBloomFilter {
   bool empty() const noexcept { return count_ == 0; }
   size_t layer_count() const noexcept { return layers_.size(); }
   uint32_t max_layers() const noexcept { return limit_; }
-  const detail::ScalableParams& params() const noexcept { return params_; }
+  const Params& params() const noexcept { return params_; }
   uint64_t seed() const noexcept { return hasher_.seed; }
   const Hasher& hasher() const noexcept { return hasher_; }
   std::span<const uint64_t> layer_words(size_t i) const noexcept { return layers_[i].words; }
   uint64_t layer_items(size_t i) const noexcept { return layers_[i].items; }
-  const detail::LayerGeometry& layer_geometry(size_t i) const noexcept { return layers_[i].geo; }
+  const ScalableBloomLayerGeometry& layer_geometry(size_t i) const noexcept { return layers_[i].geo; }
   uint64_t layer_bit_count(size_t i) const noexcept {
     uint64_t c = 0;
     for (uint64_t w : layers_[i].words) c += static_cast<uint64_t>(std::popcount(w));

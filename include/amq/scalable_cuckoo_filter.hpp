@@ -201,7 +201,9 @@ class BasicScalableCuckooFilter {
   double load_factor() const noexcept { return static_cast<double>(size()) / static_cast<double>(slots()); }
   size_t num_levels() const noexcept { return levels_.size(); }
   uint32_t max_levels() const noexcept { return limit_; }
-  const detail::CuckooTable& level(size_t i) const { return levels_.at(i); }
+  // Level i's fingerprint width and the fingerprints it holds (i < num_levels()).
+  uint32_t level_fingerprint_bits(size_t i) const { return levels_.at(i).fingerprint_bits(); }
+  uint64_t level_size(size_t i) const { return levels_.at(i).size(); }
   const ScalableCuckooParams& params() const noexcept { return params_; }
   uint32_t bucket_size() const noexcept { return params_.bucket_size; }
   // Sum over the opened levels of 2b / 2^f_i: at most fpp.

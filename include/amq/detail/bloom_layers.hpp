@@ -28,6 +28,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "amq/scalable_bloom_params.hpp"
+
 namespace amq::detail {
 
 inline constexpr uint64_t kMaxLayerBits = uint64_t{1} << 32;
@@ -35,24 +37,12 @@ inline constexpr uint32_t kMaxLayers = 64;
 
 // How layers are sized (ScalableParams::layout). Files and Redis filters made before
 // the parameter existed have layout 0 and keep it; new filters use kRateSafeLayout.
-inline constexpr uint32_t kLegacyLayout = 0;    // bits from the Bloom formula alone
-inline constexpr uint32_t kRateSafeLayout = 1;  // sized so that expected_layer_rate() <= p_i
+inline constexpr uint32_t kLegacyLayout = ScalableBloomParams::kLegacyLayout;      // the Bloom formula alone
+inline constexpr uint32_t kRateSafeLayout = ScalableBloomParams::kRateSafeLayout;  // expected_layer_rate() <= p_i
 
-struct ScalableParams {
-  uint64_t initial_capacity = 1000;
-  double fpp = 0.01;
-  double growth = 2.0;
-  double tightening = 0.5;
-  uint32_t layout = kRateSafeLayout;
-  bool operator==(const ScalableParams&) const = default;
-};
-
-struct LayerGeometry {
-  uint64_t capacity;  // n_i: keys this layer takes before the next is opened (0: the layer cannot be opened)
-  uint64_t bits;      // m_i, a multiple of 64, at most kMaxLayerBits
-  uint32_t hashes;    // k_i
-  double fpp;         // p_i
-};
+// The public types (amq/scalable_bloom_params.hpp), by their names here.
+using ScalableParams = ScalableBloomParams;
+using LayerGeometry = ScalableBloomLayerGeometry;
 
 // Throws nothing; callers validate ScalableParams first (valid_params).
 inline bool valid_params(const ScalableParams& p) noexcept {

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "amq/detail/cpu.hpp"
+#include "amq/detail/select_in_word.hpp"
 #include "amq/error.hpp"
 
 #if defined(__AVX2__)
@@ -66,41 +67,6 @@ template <bool Hw = kHwPopcount>
     x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
     return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
   }
-}
-
-// kSelectInByte[b * 8 + r]: the position of the r-th set bit of byte b.
-inline constexpr auto kSelectInByte = [] {
-  std::array<uint8_t, 256 * 8> t{};
-  for (int b = 0; b < 256; ++b) {
-    int r = 0;
-    for (int i = 0; i < 8; ++i)
-      if ((b >> i) & 1) t[static_cast<size_t>(b * 8 + r++)] = static_cast<uint8_t>(i);
-  }
-  return t;
-}();
-
-// The position of the r-th (0-based) set bit of x; r < popcount(x). Hw: with the
-// BMI2 pdep instruction (callers have checked the CPU has it, see kHwSelect); otherwise
-// broadword: byte counts, then a table lookup inside the byte.
-template <bool Hw = false>
-[[gnu::always_inline]] inline int select_in_word(uint64_t x, int r) noexcept {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if constexpr (Hw) {
-    // Inline assembly: the intrinsic would need the whole caller compiled for BMI2.
-    uint64_t bit;
-    asm("pdep %2, %1, %0" : "=r"(bit) : "r"(uint64_t{1} << r), "r"(x));
-    return __builtin_ctzll(bit);
-  }
-#endif
-  constexpr uint64_t kL = 0x0101010101010101ULL, kH = 0x8080808080808080ULL;
-  uint64_t s = x - ((x >> 1) & 0x5555555555555555ULL);
-  s = (s & 0x3333333333333333ULL) + ((s >> 2) & 0x3333333333333333ULL);
-  s = ((s + (s >> 4)) & 0x0f0f0f0f0f0f0f0fULL) * kL;  // byte b: ones in bytes 0..b
-  const uint64_t ge = ((s | kH) - static_cast<uint64_t>(r + 1) * kL) & kH;
-  const int byte = __builtin_ctzll(ge) >> 3;
-  const int before = byte ? static_cast<int>((s >> (8 * byte - 8)) & 0xff) : 0;
-  const uint64_t b = (x >> (8 * byte)) & 0xff;
-  return 8 * byte + kSelectInByte[b * 8 + static_cast<uint64_t>(r - before)];
 }
 
 // The choice at the end of a six-word select window (SelectBits::select_after): with
