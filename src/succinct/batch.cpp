@@ -10,8 +10,6 @@ namespace amq {
 
 using namespace detail::succinct;
 
-// ---- contains_many: descents interleaved ------------------------------------------
-//
 // A single descent waits a cache miss or two at each level below the top table (the
 // label bitmap's words at a select, the node's labels), and prefetching a level or
 // two ahead hides only part of it. A batch has independent keys: kLanes descents run
@@ -19,7 +17,10 @@ using namespace detail::succinct;
 // what that reads (the select window from the child's sample, the labels near where
 // the select will land, the leaf word, or the tail's lines), then handing over to the
 // next lane. By its next turn the lines have mostly arrived. The levels are
-// contains_t's; only sets of kInterleaveBytes or more come here.
+// contains_t's; only sets of kInterleaveBytes or more come here (and tests). One
+// function of ~140 lines on purpose, for contains_t's reason: a lane's start and step
+// are lambdas over the batch's state, compiled inline into the one loop that turns
+// the lanes.
 template <bool Hw, bool WithChains>
 [[gnu::always_inline]] inline size_t SuccinctSet::Batch::contains_batch_t(const SuccinctSet& self, const Probe* q, size_t m,
                                                                    bool* out) noexcept {

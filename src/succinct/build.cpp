@@ -201,27 +201,29 @@ void sort_keys(std::vector<std::string_view>& keys) {
   keys.resize(out);
 }
 
-}  // namespace
+// The trie's size and its tails' coding, from the sorted keys.
+struct TailPlan {
+  uint64_t nodes = 0, tail_bytes = 0;
+  std::optional<detail::TailEncoder> enc;  // none: raw tails
+  alignas(8) std::byte table[detail::TailSymbols::kBytes];
+};
 
-SuccinctSet SuccinctSet::Builder::build(std::vector<std::string_view> keys, Options options) {
-  sort_keys(keys);
-  // Built in two passes: one over the sorted keys counts the trie's nodes and tail
-  // bytes, which fix every size in the file (a second sizes the tails once coded, when
-  // that is weighed); a walk of the trie in level order then writes the bitmaps,
-  // labels and tails straight into the set's own memory. Peak memory is the keys, the
-  // set and 8 bytes a key (lcp): a tails string, bit vectors and a file image beside
-  // it had made a tail-heavy build peak at ~3x the set.
-  using Coding = Options::TailCoding;
-  const std::vector<uint64_t> lcp = common_prefixes(keys);
-  // The nodes and tail bytes; and, where tails may be coded, a uniform sample of up to
-  // kSampleTails non-empty tails (cut to their first kSampleTailBytes) to learn their
-  // symbol table from: reservoir sampling with a fixed seed, so the same keys build the
-  // same file.
+// One pass over the sorted keys counts the trie's nodes and tail bytes; where tails
+// may be coded it also takes a uniform sample of up to kSampleTails non-empty tails
+// (cut to their first kSampleTailBytes) to learn their symbol table from: reservoir
+// sampling with a fixed seed, so the same keys build the same file. Tails are coded
+// where asked to or where that makes the set smaller: a coded byte saves 9 bits (with
+// its tail bitmap bit), the table costs TailSymbols::kBytes. A set whose tails could
+// not pay for the table even at 8 bytes a code learns none; else a second pass sizes
+// the coded tails.
+void plan_tails(const std::vector<std::string_view>& keys, const std::vector<uint64_t>& lcp,
+                const SuccinctSetOptions& options, TailPlan& plan) {
+  using Coding = SuccinctSetOptions::TailCoding;
   constexpr size_t kSampleTails = 32768, kSampleTailBytes = 256;
   const bool may_code = options.tail_compression && options.tail_coding != Coding::never;
   std::vector<std::string_view> sample;
   uint64_t raw_tail_bytes = 0, tails_seen = 0, rng = 0;
-  const uint64_t nodes = scan_keys(keys, lcp, options.tail_compression, [&](size_t i, uint64_t d) {
+  plan.nodes = scan_keys(keys, lcp, options.tail_compression, [&](size_t i, uint64_t d) {
     const std::string_view rest = keys[i].substr(d);
     raw_tail_bytes += rest.size();
     if (!may_code || rest.empty()) return;
@@ -232,57 +234,74 @@ SuccinctSet SuccinctSet::Builder::build(std::vector<std::string_view> keys, Opti
       if (j < kSampleTails) sample[j] = rest.substr(0, kSampleTailBytes);
     }
   });
-  // Tails coded with a symbol table learnt from a sample of them, where asked to or
-  // where that makes the set smaller: a coded byte saves 9 bits (with its tail bitmap
-  // bit), the table costs TailSymbols::kBytes. A set whose tails could not pay for the
-  // table even at 8 bytes a code learns none.
-  constexpr uint64_t kTable = detail::TailSymbols::kBytes;
-  alignas(8) std::byte table[kTable];
-  std::optional<detail::TailEncoder> enc;
-  uint64_t tail_bytes = raw_tail_bytes;
+  plan.tail_bytes = raw_tail_bytes;
   // Whether tails of `raw` bytes coded in `coded` pay for the table (always, when
   // asked to).
   auto pays = [&](uint64_t raw, uint64_t coded) {
-    return options.tail_coding == Coding::always || (coded < raw && 9 * (raw - coded) > 8 * kTable);
+    return options.tail_coding == Coding::always ||
+           (coded < raw && 9 * (raw - coded) > 8 * detail::TailSymbols::kBytes);
   };
-  if (!sample.empty() && pays(raw_tail_bytes, raw_tail_bytes / 8)) {
-    detail::TailSymbols::train(sample, table);
-    enc.emplace(table);
-    uint64_t coded = 0;
-    scan_keys(keys, lcp, true, [&](size_t i, uint64_t d) { coded += enc->size(keys[i].substr(d)); });
-    if (pays(raw_tail_bytes, coded))
-      tail_bytes = coded;
-    else
-      enc.reset();
+  if (sample.empty() || !pays(raw_tail_bytes, raw_tail_bytes / 8)) return;
+  detail::TailSymbols::train(sample, plan.table);
+  plan.enc.emplace(plan.table);
+  uint64_t coded = 0;
+  scan_keys(keys, lcp, true, [&](size_t i, uint64_t d) { coded += plan.enc->size(keys[i].substr(d)); });
+  if (pays(raw_tail_bytes, coded))
+    plan.tail_bytes = coded;
+  else
+    plan.enc.reset();
+}
+
+// The payload of the planned trie: its bit vectors, labels and tails written by a
+// level-order walk, the padding zeroed, the symbol table and the directories added.
+void write_payload(std::span<std::byte> payload, const Shape& shape, const std::vector<std::string_view>& keys,
+                   const std::vector<uint64_t>& lcp, bool tail_compression, const TailPlan& plan) {
+  // The payload is 8-aligned in the file, which is 8-aligned in memory.
+  std::byte* const base = payload.data();
+  const uint64_t labels_at = shape.labels_at, tails_at = shape.tails_at, tail_bytes = plan.tail_bytes;
+  auto words_at = [&](int i) { return reinterpret_cast<uint64_t*>(base + shape.at[i]); };
+  for (int i = 0; i < kVecCount; ++i) std::memset(words_at(i), 0, 8 * shape.words[i]);  // bits are or-ed in
+  TrieWrite w{{words_at(kLouds)}, {words_at(kLeaf)}, {words_at(kTailMap)},
+              reinterpret_cast<char*>(base + labels_at), reinterpret_cast<char*>(base + tails_at),
+              plan.enc ? &*plan.enc : nullptr};
+  walk_trie(keys, lcp, tail_compression, w);
+  std::memset(base + labels_at + shape.edges, 0, tails_at - labels_at - shape.edges);  // the padding after each
+  std::memset(base + tails_at + tail_bytes, 0, shape.symbols_at - tails_at - tail_bytes);
+  if (plan.enc) std::memcpy(base + shape.symbols_at, plan.table, detail::TailSymbols::kBytes);
+  for (int i = 0; i < kVecCount; ++i) {
+    const auto dir = build_directory(i, std::span<const uint64_t>(words_at(i), shape.words[i]), shape.bits[i]);
+    if (!dir.empty()) std::memcpy(words_at(i) + shape.words[i], dir.data(), 8 * dir.size());
   }
-  const bool is_coded = enc.has_value();
+}
+
+}  // namespace
+
+// Built in two passes: one over the sorted keys counts the trie's nodes and tail bytes,
+// which fix every size in the file (a second sizes the tails once coded, when that is
+// weighed); a walk of the trie in level order then writes the bitmaps, labels and tails
+// straight into the set's own memory. Peak memory is the keys, the set and 8 bytes a
+// key (lcp): a tails string, bit vectors and a file image beside it had made a
+// tail-heavy build peak at ~3x the set.
+SuccinctSet SuccinctSet::Builder::build(std::vector<std::string_view> keys, Options options) {
+  sort_keys(keys);
+  const std::vector<uint64_t> lcp = common_prefixes(keys);
+  TailPlan plan;
+  plan_tails(keys, lcp, options, plan);
+  const bool is_coded = plan.enc.has_value();
   const uint64_t n = keys.size();
-  const Shape shape = shape_of(n, nodes, tail_bytes, is_coded);
+  const Shape shape = shape_of(n, plan.nodes, plan.tail_bytes, is_coded);
   detail::ByteWriter params;
   params.u64(n);
-  params.u64(nodes);
-  params.u64(tail_bytes);
+  params.u64(plan.nodes);
+  params.u64(plan.tail_bytes);
   if (is_coded) params.u64(kTailsCoded);
-  const uint64_t payload_len = shape.payload_bytes, labels_at = shape.labels_at, tails_at = shape.tails_at;
+  const uint64_t payload_len = shape.payload_bytes;
   auto storage = detail::FileStorage::allocate(container_size(params.buffer().size(), payload_len), kHugeFrom);
-  const std::span<std::byte> file = storage->writable();
-  write_container_to(file, Kind::succinct, params.buffer(), payload_len, [&](std::span<std::byte> payload) {
-    // The payload is 8-aligned in the file, which is 8-aligned in memory.
-    std::byte* const base = payload.data();
-    auto words_at = [&](int i) { return reinterpret_cast<uint64_t*>(base + shape.at[i]); };
-    for (int i = 0; i < kVecCount; ++i) std::memset(words_at(i), 0, 8 * shape.words[i]);  // bits are or-ed in
-    TrieWrite w{{words_at(kLouds)}, {words_at(kLeaf)}, {words_at(kTailMap)},
-                reinterpret_cast<char*>(base + labels_at), reinterpret_cast<char*>(base + tails_at),
-                is_coded ? &*enc : nullptr};
-    walk_trie(keys, lcp, options.tail_compression, w);
-    std::memset(base + labels_at + shape.edges, 0, tails_at - labels_at - shape.edges);  // the padding after each
-    std::memset(base + tails_at + tail_bytes, 0, shape.symbols_at - tails_at - tail_bytes);
-    if (is_coded) std::memcpy(base + shape.symbols_at, table, kTable);
-    for (int i = 0; i < kVecCount; ++i) {
-      const auto dir = build_directory(i, std::span<const uint64_t>(words_at(i), shape.words[i]), shape.bits[i]);
-      if (!dir.empty()) std::memcpy(words_at(i) + shape.words[i], dir.data(), 8 * dir.size());
-    }
-  }, options.key_type);
+  write_container_to(storage->writable(), Kind::succinct, params.buffer(), payload_len,
+                     [&](std::span<std::byte> payload) {
+                       write_payload(payload, shape, keys, lcp, options.tail_compression, plan);
+                     },
+                     options.key_type);
   return Loader::from_storage(std::move(storage), false);
 }
 

@@ -13,7 +13,7 @@ using namespace detail::succinct;
 // entries, end those walks at the first such level: the counts of level l are built
 // from level l + 1's, bottom up (a select and a rank per entry).
 // `starts`: the first nodes of levels first_kept, first_kept + 1, ... to the last
-// level, then self.nodes_ (the tail of the list of every level's).
+// level, then nodes_ (the tail of the list of every level's).
 void SuccinctSet::LevelCounts::build_bottom(SuccinctSet& self, const std::vector<uint64_t>& starts, uint64_t first_kept) {
   if (self.n_ > UINT32_MAX) return;
   const uint64_t budget = LevelCounts::bottom_budget(self);
@@ -34,7 +34,7 @@ void SuccinctSet::LevelCounts::build_bottom(SuccinctSet& self, const std::vector
   self.bottom_ = std::move(b);
 }
 
-// The top levels' counts, 1 .. t while they fit LevelCounts::top_budget(self) entries (insane: levels
+// The top levels' counts, 1 .. t while they fit top_budget() entries (insane: levels
 // 1 and 2, 1,852 entries; american-english: level 1, 54):
 // key_at() searches the children of each node on its way down, and a probe among the
 // wide top nodes' children is otherwise a walk of a pair of cuts through some 20
@@ -84,7 +84,7 @@ void SuccinctSet::LevelCounts::build_top_counts(SuccinctSet& self, const std::ve
 }
 
 // A count table for the levels from `level` whose first nodes are `starts` (and, last,
-// the next level's), its counts still zero; `below`: the sum of self.leaf_.rank1 over the
+// the next level's), its counts still zero; `below`: the sum of leaf_.rank1 over the
 // starts of every level from `level` down.
 std::shared_ptr<SuccinctSet::LevelCounts> SuccinctSet::LevelCounts::new_counts(const SuccinctSet& self, uint64_t level, std::span<const uint64_t> starts,
                                                                   uint64_t below) {

@@ -44,6 +44,9 @@ namespace amq {
   return gl;
 }
 
+// A key's first two bytes (the set has label maps, the key two bytes or more): byte 0
+// through the root's map, byte 1 through its child's (the top table has the starts of
+// both levels' nodes; a child without children takes only byte 0). False if they rule
 // the key out; else v is the node reached, st its label start, p past the bytes taken.
 template <bool Hw>
 [[gnu::always_inline]] inline bool SuccinctSet::Descent::jump_start(const SuccinctSet& self, const uint8_t*& p, uint64_t& v,
@@ -64,11 +67,14 @@ template <bool Hw>
   return true;
 }
 
-// The descent of contains(), compiled twice: with popcnt and BMI2 (chosen at run time
-// when the CPU has them and pdep is fast) and without. One select per level on the
+// The descent of contains(), compiled per instruction set (descent.cpp: with popcnt and
+// BMI2, and without; chosen once per set). One select per level on the
 // label bitmap, whose samples (one per 128 nodes) leave a word or two to count; the
 // node's label count comes from the word the select ended in. What a level reads is
 // prefetched one and two levels ahead (below the top table).
+// One function of ~90 lines on purpose: the descent's state (key position, node, label
+// start, the bits after it, the sample loaded ahead) lives in registers across the
+// levels, and any call left in the loop makes it spill them (see find_label).
 template <bool Hw, bool WithChains>
 [[gnu::always_inline]] inline bool SuccinctSet::Descent::contains_t(const SuccinctSet& self, const uint8_t* p, size_t len) noexcept {
   // p walks the key (the byte of the current level); end is where it stops.

@@ -13,7 +13,7 @@
 namespace amq::detail::succinct {
 
 // Nodes have about one label each, so the labels of node j + 1 start near label index
-// (the index of sample j's one, sp = self.louds_.sample(j)) plus the nodes between.
+// (the index of sample j's one, sp = louds_.sample(j)) plus the nodes between.
 constexpr uint64_t label_guess(uint64_t j, uint64_t sp) noexcept {
   return (sp - (j & ~kLoudsSampleMask)) + (j & kLoudsSampleMask);
 }
@@ -93,9 +93,5 @@ template <bool Hw>
   r += w > 2 ? static_cast<uint64_t>(detail::popcount64<Hw>(m[2])) : 0;
   return r;
 }
-
-// A key's first two bytes (the set has label maps, the key two bytes or more): byte 0
-// through the root's map, byte 1 through its child's (the top table has the starts of
-// both levels' nodes; a child without children takes only byte 0). False if they rule
 
 }  // namespace amq::detail::succinct

@@ -159,6 +159,8 @@ void SuccinctSet::Loader::select_kernels(SuccinctSet& s) noexcept {
   s.batch_fn_ = Batch::select(s.chain_filter_ != nullptr);
 }
 
+// One pass over the nodes: every edge points to a later node (so the trie is a tree
+// and every walk ends), labels of a node strictly increase (so order is sorted),
 // every node without children ends a key, and only such nodes have tails.
 void SuccinctSet::Loader::validate_trie(SuccinctSet& self) {
   if (!self.louds_.get(self.louds_.size() - 1)) throw corrupt("label bitmap does not end with a node");

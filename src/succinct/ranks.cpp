@@ -10,7 +10,7 @@ namespace amq {
 
 using namespace detail::succinct;
 
-// self.child_boundary(b) for rank()'s walk down the levels (b < self.nodes_). Below the top
+// child_boundary(b) for rank()'s walk down the levels (b < nodes_). Below the top
 // table, the next level's cut is near label index g (nodes have about one label each):
 // the bitmap where its select will count is fetched while this one counts. (In
 // key_at()'s walks of a pair of nearby cuts, the second's fetches only cost.)
@@ -79,9 +79,16 @@ uint64_t SuccinctSet::Ranks::rank_impl(const SuccinctSet& self, std::span<const 
       st = self.louds_.select_after(sp, rem, after) + 1;
     }
   }
+  return total + leaves_left_of(self, level, b) - self.level_leaf_sum_;
+}
+
+// The sum over levels `level` on of leaf_.rank1 at the cut b of that level carries down
+// to: the cut walked level by level to the counted levels (or the last).
+uint64_t SuccinctSet::Ranks::leaves_left_of(const SuccinctSet& self, uint64_t level, uint64_t b) noexcept {
+  uint64_t total = 0;
   for (;;) {
     if (const LevelCounts* t = LevelCounts::counts_of(self, level))  // b cuts level `level`: the rest is counted
-      return total + t->from(level, b) - self.level_leaf_sum_;
+      return total + t->from(level, b);
     total += self.leaf_.rank1(b);
     if (++level >= self.levels_) break;
     if (b >= self.nodes_) {
@@ -90,9 +97,8 @@ uint64_t SuccinctSet::Ranks::rank_impl(const SuccinctSet& self, std::span<const 
     }
     b = Ranks::next_cut(self, b);
   }
-  return total - self.level_leaf_sum_;
+  return total;
 }
-
 
 // Keys in the subtrees of the nodes [x, y) of one level.
 uint64_t SuccinctSet::Ranks::keys_between(const SuccinctSet& self, uint64_t x, uint64_t y, uint64_t* budget) noexcept {

@@ -103,6 +103,7 @@ struct SuccinctSet::Ranks {
   // child_boundary(b), fetching ahead what the next level's select reads (rank()'s walk).
   static uint64_t next_cut(const SuccinctSet& self, uint64_t b) noexcept;
   static uint64_t rank_impl(const SuccinctSet& self, std::span<const std::byte> key, bool* found) noexcept;
+  static uint64_t leaves_left_of(const SuccinctSet& self, uint64_t level, uint64_t b) noexcept;
   // Keys in the subtrees of nodes [x, y) of one level; npos if *budget (levels to
   // walk, counted down) runs out first.
   static uint64_t keys_between(const SuccinctSet& self, uint64_t x, uint64_t y, uint64_t* budget = nullptr) noexcept;
@@ -184,8 +185,16 @@ struct SuccinctSet::Chains {
       if (slots[i].head == npos) return nullptr;
     }
   }
+  size_t bytes_used() const noexcept { return 8 * filter.size() + sizeof(Slot) * slots.size() + bytes.size(); }
   // Finds the chains of a loaded set and keeps them if they pay (see chains.cpp).
   static void find_chains(SuccinctSet& self);
+  // The nodes with one label where no key ends, and their children.
+  struct Members {
+    std::vector<uint64_t> is_member, is_child;  // bit sets of the nodes
+    std::vector<uint64_t> nodes, child;         // in node order
+  };
+  static Members members_of(const SuccinctSet& self);
+  void index(const std::vector<Slot>& found);
 };
 
 }  // namespace amq
