@@ -91,7 +91,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "amq/detail/file_storage.hpp"
 #include "amq/detail/rank_select.hpp"
 #include "amq/detail/tail_symbols.hpp"
 #include "amq/format.hpp"
@@ -99,8 +98,9 @@
 
 namespace amq {
 namespace detail {
+class FileStorage;
 struct SuccinctSetTestPeer;
-}
+}  // namespace detail
 
 struct SuccinctSetOptions {
   // Cut single-key subtrees into tails (smaller and usually faster). Off gives the

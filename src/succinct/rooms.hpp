@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "amq/detail/file_storage.hpp"
 #include "amq/succinct_set.hpp"
 #include "layout.hpp"
 
