@@ -22,8 +22,8 @@ using namespace detail::succinct;
 // are lambdas over the batch's state, compiled inline into the one loop that turns
 // the lanes.
 template <bool Hw, bool WithChains>
-[[gnu::always_inline]] inline size_t SuccinctSet::Batch::contains_batch_t(const SuccinctSet& self, const Probe* q, size_t m,
-                                                                   bool* out) noexcept {
+[[gnu::always_inline]] inline size_t SuccinctSet::Batch::contains_batch_t(const SuccinctSet& self, const Probe* q,
+                                                                          size_t m, bool* out) noexcept {
   constexpr unsigned kLanes = 8;
   struct Lane {
     const uint8_t* p;    // the key's byte for node v's labels

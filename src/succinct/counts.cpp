@@ -14,7 +14,8 @@ using namespace detail::succinct;
 // from level l + 1's, bottom up (a select and a rank per entry).
 // `starts`: the first nodes of levels first_kept, first_kept + 1, ... to the last
 // level, then nodes_ (the tail of the list of every level's).
-void SuccinctSet::LevelCounts::build_bottom(SuccinctSet& self, const std::vector<uint64_t>& starts, uint64_t first_kept) {
+void SuccinctSet::LevelCounts::build_bottom(SuccinctSet& self, const std::vector<uint64_t>& starts,
+                                            uint64_t first_kept) {
   if (self.n_ > UINT32_MAX) return;
   const uint64_t budget = LevelCounts::bottom_budget(self);
   const uint64_t last = starts.size() - 1;  // index i: level first_kept + i, nodes [starts[i], starts[i + 1])
@@ -61,7 +62,8 @@ void SuccinctSet::LevelCounts::build_top_counts(SuccinctSet& self, const std::ve
   uint64_t steps = uint64_t{1} << 20;
   for (uint64_t l = last; cut[0] != cut[m]; ++l) {
     if (l >= self.bottom_level_) {
-      for (uint64_t c = 0; c <= m; ++c) raw[c] += self.bottom_->at(l, cut[c] - self.bottom_->start[l - self.bottom_level_]);
+      for (uint64_t c = 0; c <= m; ++c)
+        raw[c] += self.bottom_->at(l, cut[c] - self.bottom_->start[l - self.bottom_level_]);
       break;
     }
     for (uint64_t c = 0; c <= m; ++c) raw[c] += self.leaf_.rank1(cut[c]);
@@ -86,8 +88,9 @@ void SuccinctSet::LevelCounts::build_top_counts(SuccinctSet& self, const std::ve
 // A count table for the levels from `level` whose first nodes are `starts` (and, last,
 // the next level's), its counts still zero; `below`: the sum of leaf_.rank1 over the
 // starts of every level from `level` down.
-std::shared_ptr<SuccinctSet::LevelCounts> SuccinctSet::LevelCounts::new_counts(const SuccinctSet& self, uint64_t level, std::span<const uint64_t> starts,
-                                                                  uint64_t below) {
+std::shared_ptr<SuccinctSet::LevelCounts> SuccinctSet::LevelCounts::new_counts(const SuccinctSet& self, uint64_t level,
+                                                                               std::span<const uint64_t> starts,
+                                                                               uint64_t below) {
   auto t = std::make_shared<LevelCounts>();
   t->level = level;
   t->start.assign(starts.begin(), starts.end());

@@ -17,8 +17,9 @@ namespace amq {
 // Where the label bitmap's select for the label start of node v (past the top table)
 // starts: the finer start of levels 3-4, or the sample of v - 1, which is csp when
 // its number is csi (a sample the caller loaded ahead); rem ones are left to pass.
-[[gnu::always_inline]] inline void SuccinctSet::Descent::select_start(const SuccinctSet& self, uint64_t v, uint64_t csi, uint64_t csp, uint64_t& sp,
-                                                             uint64_t& rem) noexcept {
+[[gnu::always_inline]] inline void SuccinctSet::Descent::select_start(const SuccinctSet& self, uint64_t v, uint64_t csi,
+                                                                      uint64_t csp, uint64_t& sp,
+                                                                      uint64_t& rem) noexcept {
   const uint64_t s = v - 1;
   if (v < self.sub_nodes_) {
     sp = self.louds_.sample(s) + self.sub_starts_[s >> detail::succinct::kSubShift];
@@ -33,8 +34,8 @@ namespace amq {
 // select from sample csi = cs >> kSampleShift, csp: loaded here, and the bitmap words
 // where their selects count and the labels near the first child's fetched while the
 // node's own labels are searched. Returns that label guess.
-[[gnu::always_inline]] inline uint64_t SuccinctSet::Descent::fetch_children(const SuccinctSet& self, uint64_t cs, uint64_t& csi,
-                                                                   uint64_t& csp) noexcept {
+[[gnu::always_inline]] inline uint64_t SuccinctSet::Descent::fetch_children(const SuccinctSet& self, uint64_t cs,
+                                                                            uint64_t& csi, uint64_t& csp) noexcept {
   csi = cs >> LoudsBits::kSampleShift;
   csp = self.louds_.sample(cs);
   const uint64_t gl = detail::succinct::label_guess(cs, csp);
@@ -49,8 +50,8 @@ namespace amq {
 // both levels' nodes; a child without children takes only byte 0). False if they rule
 // the key out; else v is the node reached, st its label start, p past the bytes taken.
 template <bool Hw>
-[[gnu::always_inline]] inline bool SuccinctSet::Descent::jump_start(const SuccinctSet& self, const uint8_t*& p, uint64_t& v,
-                                                           uint64_t& st) noexcept {
+[[gnu::always_inline]] inline bool SuccinctSet::Descent::jump_start(const SuccinctSet& self, const uint8_t*& p,
+                                                                    uint64_t& v, uint64_t& st) noexcept {
   const uint8_t c0 = p[0], c1 = p[1];
   if (!((self.jump_maps_[c0 >> 6] >> (c0 & 63)) & 1)) return false;
   const uint64_t j0 = detail::succinct::rank_in_map<Hw>(self.jump_maps_, c0);
@@ -76,7 +77,8 @@ template <bool Hw>
 // start, the bits after it, the sample loaded ahead) lives in registers across the
 // levels, and any call left in the loop makes it spill them (see find_label).
 template <bool Hw, bool WithChains>
-[[gnu::always_inline]] inline bool SuccinctSet::Descent::contains_t(const SuccinctSet& self, const uint8_t* p, size_t len) noexcept {
+[[gnu::always_inline]] inline bool SuccinctSet::Descent::contains_t(const SuccinctSet& self, const uint8_t* p,
+                                                                    size_t len) noexcept {
   // p walks the key (the byte of the current level); end is where it stops.
   const uint8_t* const end = p + len;
   const uint8_t* safe_end = self.labels_end_;
@@ -90,7 +92,8 @@ template <bool Hw, bool WithChains>
   for (;; ++p) {
     // The labels of node v: the zeros from st up to the next one.
     const uint64_t k = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : self.louds_.next_one(st) - st;
-    if (k == 0) return Tails::tail_equals<Hw>(self, v, p, static_cast<size_t>(end - p));  // no children: a leaf, maybe with a tail
+    // No children: a leaf, maybe with a tail.
+    if (k == 0) return Tails::tail_equals<Hw>(self, v, p, static_cast<size_t>(end - p));
     if (p == end) return self.leaf_.get(v);
     if constexpr (WithChains) {
       // Node v may head a long chain: take all its labels at once. (A separate copy of
@@ -134,7 +137,8 @@ template <bool Hw, bool WithChains>
         detail::prefetch_guess(self.labels_, detail::succinct::label_guess(gl, gsp));
         if (static_cast<uint64_t>(end - p) <= self.tail_reach_) {
           // The key is nearly spent: the lookup likely ends at such a node's tail.
-          const uint64_t tv = gl + 1, tg = self.tail_map_.sample(tv) + (((tv & detail::succinct::kTailSampleMask) * self.tail_ratio_) >> 16);
+          const uint64_t tv = gl + 1, tg = self.tail_map_.sample(tv) +
+                                           (((tv & detail::succinct::kTailSampleMask) * self.tail_ratio_) >> 16);
           detail::prefetch_guess(self.tail_map_.words(), 8 * (tg >> 6));
           detail::prefetch_guess(self.tail_, tg - tv);
         }

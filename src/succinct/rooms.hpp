@@ -152,9 +152,9 @@ struct SuccinctSet::LevelCounts {
 
   // The table with counts for level l of the set, if any.
   static const LevelCounts* counts_of(const SuccinctSet& self, uint64_t l) noexcept {
-    return l >= self.bottom_level_                          ? self.bottom_.get()
+    return l >= self.bottom_level_               ? self.bottom_.get()
            : l >= 1 && l < self.top_counted_end_ ? self.top_counts_.get()
-                                                            : nullptr;
+                                                 : nullptr;
   }
   static uint64_t bottom_budget(const SuccinctSet& self) noexcept {  // entries
     return std::max<uint64_t>(64, self.nodes_ >> 8);

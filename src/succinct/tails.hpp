@@ -13,7 +13,8 @@ namespace amq {
 
 // Where the tail bitmap's select for node v's one starts: its sample, or the half-way
 // point when v is past it (no branch); rem ones are left to pass from sp.
-[[gnu::always_inline]] inline void SuccinctSet::Tails::tail_select_start(const SuccinctSet& self, uint64_t v, uint64_t& sp, uint64_t& rem) noexcept {
+[[gnu::always_inline]] inline void SuccinctSet::Tails::tail_select_start(const SuccinctSet& self, uint64_t v,
+                                                                         uint64_t& sp, uint64_t& rem) noexcept {
   sp = self.tail_map_.sample(v);
   rem = v & detail::succinct::kTailSampleMask;
   if (self.tail_mids_) {
@@ -24,7 +25,8 @@ namespace amq {
 }
 
 template <bool Hw>
-[[gnu::always_inline]] inline std::string_view SuccinctSet::Tails::tail_of_t(const SuccinctSet& self, uint64_t v) noexcept {
+[[gnu::always_inline]] inline std::string_view SuccinctSet::Tails::tail_of_t(const SuccinctSet& self,
+                                                                             uint64_t v) noexcept {
   // Node v's 1 in the tail bitmap is followed by a 0 per tail byte; most tails end
   // in the word of that 1 (`after`).
   uint64_t after, sp, rem;
@@ -35,7 +37,8 @@ template <bool Hw>
 }
 
 template <bool Hw>
-[[gnu::always_inline]] inline bool SuccinctSet::Tails::tail_equals(const SuccinctSet& self, uint64_t v, const uint8_t* p, size_t n) noexcept {
+[[gnu::always_inline]] inline bool SuccinctSet::Tails::tail_equals(const SuccinctSet& self, uint64_t v,
+                                                                   const uint8_t* p, size_t n) noexcept {
   const std::string_view t = Tails::tail_of_t<Hw>(self, v);
   const auto* c = reinterpret_cast<const uint8_t*>(t.data());
   if (!self.syms_.empty()) [[unlikely]]
