@@ -9,7 +9,7 @@
 #include <string>
 
 #include "amq/detail/byte_io.hpp"
-#include "amq/detail/huge_pages.hpp"
+#include "amq/detail/file_storage.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
 #include "amq/format.hpp"
@@ -17,10 +17,6 @@
 namespace amq {
 
 namespace {
-
-struct FreeDeleter {
-  void operator()(uint64_t* p) const noexcept { std::free(p); }
-};
 
 constexpr uint64_t kMaxSegmentLength = uint64_t{1} << 18;
 constexpr uint64_t kMaxSlots = std::numeric_limits<uint32_t>::max();  // the peeling order keeps 32-bit slots
@@ -116,35 +112,6 @@ void check_options(const BinaryFuseOptions& o) {
 
 }  // namespace
 
-struct BinaryFuseFilter::Storage {
-  std::unique_ptr<uint64_t[], FreeDeleter> owned;  // an aligned copy of the file (load, build)
-  MappedFile mapped;                               // or the mapping (open)
-  std::span<const std::byte> file;
-  bool is_mapped = false;
-
-  static std::shared_ptr<Storage> allocate(size_t size) {
-    auto s = std::make_shared<Storage>();
-    // Lookups read 3 or 4 random slots: a large array on 2 MiB pages misses the TLB
-    // far less.
-    const size_t words = std::max<size_t>((size + 7) / 8, 1);
-    void* mem = nullptr;
-    if (words * 8 >= detail::kHugeThreshold) {
-      const size_t bytes = (words * 8 + detail::kHugePage - 1) & ~(detail::kHugePage - 1);
-      mem = std::aligned_alloc(detail::kHugePage, bytes);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-      if (mem) (void)::madvise(mem, bytes, MADV_HUGEPAGE);
-#endif
-    } else {
-      mem = std::malloc(words * 8);
-    }
-    if (!mem) throw std::bad_alloc();
-    s->owned.reset(static_cast<uint64_t*>(mem));
-    s->owned[words - 1] = 0;
-    s->file = {reinterpret_cast<const std::byte*>(mem), size};
-    return s;
-  }
-};
-
 BinaryFuseFilter::BinaryFuseFilter() : BinaryFuseFilter(build_hashes({}, {})) {}
 
 uint64_t BinaryFuseFilter::unmix(uint64_t x) noexcept { return unfmix64(x); }
@@ -162,8 +129,8 @@ unsigned BinaryFuseFilter::best_arity(uint64_t n) { return slots_for(n, 4) < slo
 
 double BinaryFuseFilter::expected_fpp() const noexcept { return n_ == 0 ? 0.0 : std::ldexp(1.0, -static_cast<int>(width_)); }
 
-std::span<const std::byte> BinaryFuseFilter::bytes() const noexcept { return storage_->file; }
-bool BinaryFuseFilter::is_mapped() const noexcept { return storage_->is_mapped; }
+std::span<const std::byte> BinaryFuseFilter::bytes() const noexcept { return storage_->bytes(); }
+bool BinaryFuseFilter::is_mapped() const noexcept { return storage_->is_mapped(); }
 
 std::vector<std::byte> BinaryFuseFilter::serialize() const {
   const auto b = bytes();
@@ -293,8 +260,9 @@ BinaryFuseFilter BinaryFuseFilter::build_impl(std::span<const uint64_t> keys, st
   std::memcpy(params.data() + 32, &seg_len32, 4);
   std::memcpy(params.data() + 36, &seg_count32, 4);
   const uint64_t payload_len = payload_bytes_for(f.slots_, w);
-  auto storage = Storage::allocate(container_size(params.size(), payload_len));
-  const std::span<std::byte> file(reinterpret_cast<std::byte*>(storage->owned.get()), storage->file.size());
+  // Lookups read 3 or 4 random slots: a large array on 2 MiB pages misses the TLB far less.
+  auto storage = detail::FileStorage::allocate(container_size(params.size(), payload_len));
+  const std::span<std::byte> file = storage->writable();
   write_container_to(file, Kind::binary_fuse, params, payload_len, [&](std::span<std::byte> payload) {
     if (payload.empty()) return;
     std::memset(payload.data(), 0, payload.size());
@@ -343,16 +311,11 @@ BinaryFuseFilter BinaryFuseFilter::build_impl(std::span<const uint64_t> keys, st
 }
 
 BinaryFuseFilter BinaryFuseFilter::load(std::span<const std::byte> file) {
-  auto s = Storage::allocate(file.size());
-  if (!file.empty()) std::memcpy(s->owned.get(), file.data(), file.size());
-  return from_storage(std::move(s), true);
+  return from_storage(detail::FileStorage::copy(file), true);
 }
 
 BinaryFuseFilter BinaryFuseFilter::open(const std::string& path, bool verify_checksum) {
-  auto s = std::make_shared<Storage>();
-  s->mapped = MappedFile(path);
-  s->file = s->mapped.bytes();
-  s->is_mapped = true;
+  auto s = detail::FileStorage::map(path);
   try {
     return from_storage(std::move(s), verify_checksum);
   } catch (const Error& e) {
@@ -360,8 +323,9 @@ BinaryFuseFilter BinaryFuseFilter::open(const std::string& path, bool verify_che
   }
 }
 
-BinaryFuseFilter BinaryFuseFilter::from_storage(std::shared_ptr<const Storage> storage, bool verify_checksum) {
-  const Container c = parse_container(storage->file, Kind::binary_fuse, verify_checksum);
+BinaryFuseFilter BinaryFuseFilter::from_storage(std::shared_ptr<const detail::FileStorage> storage,
+                                                bool verify_checksum) {
+  const Container c = parse_container(storage->bytes(), Kind::binary_fuse, verify_checksum);
   auto corrupt = [](const std::string& m) { return Error(Errc::corrupt, "binary fuse filter: " + m); };
   detail::ByteReader r(c.params, "binary fuse filter params");
   const uint32_t hasher = r.u32();

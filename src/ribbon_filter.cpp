@@ -8,7 +8,7 @@
 #include <string>
 
 #include "amq/detail/byte_io.hpp"
-#include "amq/detail/huge_pages.hpp"
+#include "amq/detail/file_storage.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
 #include "amq/format.hpp"
@@ -46,7 +46,6 @@ struct Slot {
   uint64_t result;
 };
 using Band = std::vector<Slot, detail::HugePageAllocator<Slot>>;
-using Words = std::vector<uint64_t, detail::HugePageAllocator<uint64_t>>;
 
 // The keys' mixed hashes a = splitmix64(h ^ mix) in start order, by one counting-sort
 // pass on their top bits (a row's start slot grows with a): about one bucket a block.
@@ -154,13 +153,14 @@ RibbonFilter RibbonFilter::build_attempts(std::span<const uint64_t> hashes, doub
     f.mix_ = mix;
     f.keys_ = n - redundant;
     f.set_shape(sh.blocks, sh.lower_blocks, sh.lower_cols);
-    auto words = std::make_shared<Words>(f.num_words_);
+    auto storage = detail::FileStorage::allocate(f.num_words_ * 8);
+    uint64_t* const out = reinterpret_cast<uint64_t*>(storage->writable().data());
+    if (f.num_words_) std::memset(out, 0, f.num_words_ * 8);
     // Back-substitution, last slot first. state[j] holds column j of the 64 slots from
     // the current one on (bit k: slot i + k), so a block's words are the states at its
     // first slot. Free slots take pseudo-random values.
     const unsigned cols = sh.lower_cols + (sh.lower_blocks < sh.blocks);
     uint64_t st_lo[kMaxColumns] = {}, st_hi[kMaxColumns] = {};
-    uint64_t* out = words->data();
     for (uint64_t i = sh.blocks * 64; i-- > 0;) {
       const Slot slot = band[i];
       const uint64_t fill = slot.lo ? slot.result : detail::splitmix64(i ^ mix);
@@ -175,8 +175,8 @@ RibbonFilter RibbonFilter::build_attempts(std::span<const uint64_t> hashes, doub
         std::copy_n(st_lo, f.columns_of(b), out + f.block_offset(b));
       }
     }
-    f.words_ = words->data();
-    f.owner_ = std::move(words);
+    f.words_ = out;
+    f.storage_ = std::move(storage);
     return f;
   }
   throw Error(Errc::invalid_argument, "ribbon filter: no seed of " + std::to_string(kMaxAttempts) +
@@ -289,6 +289,8 @@ Parsed parse(std::span<const std::byte> file, bool verify_checksum) {
 
 }  // namespace
 
+bool RibbonFilter::is_mapped() const noexcept { return storage_ && storage_->is_mapped(); }
+
 RibbonFilter RibbonFilter::load(std::span<const std::byte> file) {
   const Parsed p = parse(file, true);
   RibbonFilter f;
@@ -297,15 +299,14 @@ RibbonFilter RibbonFilter::load(std::span<const std::byte> file) {
   f.mix_ = mix_of(p.ribbon_seed);
   f.keys_ = p.keys;
   f.set_shape(p.blocks, p.lower_blocks, p.lower_cols);
-  auto words = std::make_shared<Words>(f.num_words_);
-  if (f.num_words_) std::memcpy(words->data(), p.payload.data(), p.payload.size());
-  f.words_ = words->data();
-  f.owner_ = std::move(words);
+  auto words = detail::FileStorage::copy(p.payload);
+  f.words_ = reinterpret_cast<const uint64_t*>(words->bytes().data());
+  f.storage_ = std::move(words);
   return f;
 }
 
 RibbonFilter RibbonFilter::open(const std::string& path, bool verify_checksum) {
-  auto mapped = std::make_shared<MappedFile>(path);
+  auto mapped = detail::FileStorage::map(path);
   try {
     const Parsed p = parse(mapped->bytes(), verify_checksum);
     RibbonFilter f;
@@ -315,8 +316,7 @@ RibbonFilter RibbonFilter::open(const std::string& path, bool verify_checksum) {
     f.keys_ = p.keys;
     f.set_shape(p.blocks, p.lower_blocks, p.lower_cols);
     f.words_ = reinterpret_cast<const uint64_t*>(p.payload.data());  // 8-aligned in a page-aligned mapping
-    f.owner_ = std::move(mapped);
-    f.mapped_ = true;
+    f.storage_ = std::move(mapped);
     return f;
   } catch (const Error& e) {
     throw Error(e.code(), path + ": " + e.what());

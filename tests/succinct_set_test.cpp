@@ -20,7 +20,9 @@
 
 #include "amq/any_set.hpp"
 #include "amq/detail/byte_io.hpp"
+#include "amq/detail/dispatch.hpp"
 #include "amq/detail/rank_select.hpp"
+#include "amq/detail/succinct_set_test_peer.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
 #include "amq/format.hpp"
@@ -239,18 +241,27 @@ TEST(RankSelect, WindowCountPopcnt) {
 }
 #endif
 
+using Peer = detail::SuccinctSetTestPeer;
+
+// The set loaded again with only the portable kernels allowed (what contains() and
+// contains_many() run on a CPU without popcnt and BMI2): the answers must not change.
+SuccinctSet portable_twin(const SuccinctSet& s) {
+  detail::ScopedIsaMask only_portable(detail::isa_bit(detail::Isa::portable));
+  return SuccinctSet::load(s.bytes());
+}
+
 // ---- the seed's example --------------------------------------------------------
 
 TEST(SuccinctSet, SeedPlainLayout) {
   const std::vector<std::string> keys = {"ab", "abc", "abcd", "axy", "buv"};
-  const auto l = SuccinctSet::plain_layout(keys);
+  const auto l = Peer::plain_layout(keys);
   EXPECT_EQ(l.labels, "abbxucyvd");
   EXPECT_EQ(l.label_bitmap, "0010010101010101111");
   EXPECT_EQ(l.leaf_bitmap, "0001001111");  // nodes 3, 6, 7, 8, 9
   EXPECT_TRUE(l.tails.empty());
   // Unsorted input with duplicates gives the same layout.
   const std::vector<std::string> shuffled = {"buv", "abcd", "ab", "axy", "abc", "ab"};
-  const auto l2 = SuccinctSet::plain_layout(shuffled);
+  const auto l2 = Peer::plain_layout(shuffled);
   EXPECT_EQ(l2.labels, l.labels);
   EXPECT_EQ(l2.label_bitmap, l.label_bitmap);
   EXPECT_EQ(l2.leaf_bitmap, l.leaf_bitmap);
@@ -258,7 +269,7 @@ TEST(SuccinctSet, SeedPlainLayout) {
 
 TEST(SuccinctSet, SeedExampleWithTails) {
   const auto s = SuccinctSet::build({"ab", "abc", "abcd", "axy", "buv"});
-  const auto l = s.layout();
+  const auto l = Peer::layout(s);
   // root {a,b}; a -> {b,x}; b holds one key: tail "uv"; ab (a key) -> {c}; ax holds
   // one key: tail "y"; abc (a key) -> {d}; abcd holds one key with nothing left.
   EXPECT_EQ(l.labels, "abbxcd");
@@ -287,6 +298,7 @@ std::string random_probe(std::mt19937_64& rng, const std::vector<std::string>& k
 
 void check_set(const SuccinctSet& s, const std::set<std::string>& ref, size_t probes, uint64_t seed) {
   const std::vector<std::string> sorted(ref.begin(), ref.end());
+  const SuccinctSet portable = portable_twin(s);
   ASSERT_EQ(s.size(), sorted.size());
   // Iteration
   {
@@ -298,7 +310,7 @@ void check_set(const SuccinctSet& s, const std::set<std::string>& ref, size_t pr
   const size_t step = std::max<size_t>(1, sorted.size() / probes);
   for (size_t i = 0; i < sorted.size(); i += step) {
     ASSERT_TRUE(s.contains(sorted[i])) << i;
-    ASSERT_TRUE(s.contains_portable(sorted[i])) << i;
+    ASSERT_TRUE(portable.contains(sorted[i])) << i;
     ASSERT_EQ(s.index_of(sorted[i]), i);
     ASSERT_EQ(s.key_at(i), sorted[i]);
   }
@@ -318,7 +330,7 @@ void check_set(const SuccinctSet& s, const std::set<std::string>& ref, size_t pr
     size_t want = 0;
     for (const auto& q : batch) want += ref.count(q);
     ASSERT_EQ(s.contains_many(batch, std::span<bool>(hw.get(), batch.size())), want);
-    ASSERT_EQ(s.contains_many_portable(batch, std::span<bool>(sw.get(), batch.size())), want);
+    ASSERT_EQ(Peer::contains_many_interleaved(portable, batch, std::span<bool>(sw.get(), batch.size())), want);
     for (size_t i = 0; i < batch.size(); ++i) {
       ASSERT_EQ(hw[i], ref.count(batch[i]) > 0) << "batch, probe of " << batch[i].size() << " bytes";
       ASSERT_EQ(sw[i], ref.count(batch[i]) > 0) << "portable batch, probe of " << batch[i].size() << " bytes";
@@ -330,7 +342,7 @@ void check_set(const SuccinctSet& s, const std::set<std::string>& ref, size_t pr
     const std::string q = random_probe(rng, sorted);
     const bool present = ref.count(q) > 0;
     ASSERT_EQ(s.contains(q), present) << "probe of " << q.size() << " bytes";
-    ASSERT_EQ(s.contains_portable(q), present) << "portable path, probe of " << q.size() << " bytes";
+    ASSERT_EQ(portable.contains(q), present) << "portable path, probe of " << q.size() << " bytes";
     const auto lb = ref.lower_bound(q);
     const uint64_t rank = static_cast<uint64_t>(std::lower_bound(sorted.begin(), sorted.end(), q) - sorted.begin());
     ASSERT_EQ(s.rank(q), rank);
@@ -635,7 +647,7 @@ TEST(SuccinctSet, CountsOfTheDeepLevels) {
   // built on load (here the top and deep levels' counts, at least).
   const SuccinctSet::SizeParts parts = s.size_parts();
   EXPECT_EQ(parts.labels + parts.bitmaps + parts.directories + parts.tails + parts.load_tables, s.size_in_bytes());
-  const SuccinctSet::Layout lay = s.layout();
+  const Peer::Layout lay = Peer::layout(s);
   EXPECT_EQ(parts.labels, (lay.labels.size() + 7) / 8 * 8);
   EXPECT_EQ(parts.tails, (lay.tails.size() + 7) / 8 * 8 + (s.tails_coded() ? detail::TailSymbols::kBytes : 0));
   EXPECT_EQ(parts.bitmaps, 8 * ((lay.label_bitmap.size() + 63) / 64 + (lay.leaf_bitmap.size() + 63) / 64 +
@@ -664,6 +676,7 @@ TEST(SuccinctSet, TopLevelShortcuts) {
   for (int i = 0; i < 2000; ++i) keys.push_back(std::string(1 + rng() % 3, static_cast<char>(rng())));
   const std::set<std::string> ref(keys.begin(), keys.end());
   const auto s = SuccinctSet::build(keys);
+  const SuccinctSet portable = portable_twin(s);
   for (int a = 0; a < 256; ++a)
     for (int b = 0; b < 256; b += 3)
       for (const std::string& q : {std::string{static_cast<char>(a), static_cast<char>(b)},
@@ -671,7 +684,7 @@ TEST(SuccinctSet, TopLevelShortcuts) {
                                    std::string{static_cast<char>(a), static_cast<char>(b), 'y'},
                                    std::string(1, static_cast<char>(a))}) {
         ASSERT_EQ(s.contains(q), ref.count(q) > 0) << a << " " << b << " " << q.size();
-        ASSERT_EQ(s.contains_portable(q), ref.count(q) > 0) << a << " " << b << " " << q.size();
+        ASSERT_EQ(portable.contains(q), ref.count(q) > 0) << a << " " << b << " " << q.size();
       }
   check_all_ways(keys, 2000, 12);
   // A set whose root children are all childless, and a deep two-letter one.
@@ -699,6 +712,7 @@ TEST(SuccinctSet, NarrowLevelsJoinTheTopTable) {
   keys.push_back(hosts[1] + dirs[2]);
   const std::set<std::string> ref(keys.begin(), keys.end());
   const auto s = SuccinctSet::build(keys);
+  const SuccinctSet portable = portable_twin(s);
   const auto plain = SuccinctSet::build(keys, {.tail_compression = false});
   EXPECT_GT(s.chain_count(), 0u);
   EXPECT_EQ(s.chain_count(), expected_chains(keys));
@@ -709,7 +723,7 @@ TEST(SuccinctSet, NarrowLevelsJoinTheTopTable) {
       if (d < k.size()) changed[d] = static_cast<char>(changed[d] ^ 1);
       for (const std::string& q : {k.substr(0, d), changed, k.substr(0, d) + "~"}) {
         ASSERT_EQ(s.contains(q), ref.count(q) > 0) << q;
-        ASSERT_EQ(s.contains_portable(q), ref.count(q) > 0) << q;
+        ASSERT_EQ(portable.contains(q), ref.count(q) > 0) << q;
         ASSERT_EQ(plain.contains(q), ref.count(q) > 0) << q;
       }
     }
@@ -745,6 +759,7 @@ TEST(SuccinctSet, LongChainsTakenAtOnce) {
     }
   const std::set<std::string> ref(keys.begin(), keys.end());
   const auto with = SuccinctSet::build(keys);
+  const SuccinctSet with_portable = portable_twin(with);
   EXPECT_GE(with.chain_count(), 40u);
   EXPECT_EQ(with.chain_count(), expected_chains(keys));
   // Word lists keep no table: their few long chains would not pay for the probes.
@@ -759,7 +774,7 @@ TEST(SuccinctSet, LongChainsTakenAtOnce) {
       if (d < k.size()) changed[d] = static_cast<char>(changed[d] + 1);
       for (const std::string& q : {k.substr(0, d), changed, k.substr(0, d) + "~", k + "x"}) {
         ASSERT_EQ(with.contains(q), ref.count(q) > 0) << q;
-        ASSERT_EQ(with.contains_portable(q), ref.count(q) > 0) << q;
+        ASSERT_EQ(with_portable.contains(q), ref.count(q) > 0) << q;
       }
     }
   }
@@ -815,9 +830,10 @@ TEST(SuccinctSet, WideNodesBelowTheTopLevels) {
         }
   const std::set<std::string> ref(keys.begin(), keys.end());
   const auto s = SuccinctSet::build(keys);
+  const SuccinctSet portable = portable_twin(s);
   for (const std::string& k : ref) {
     ASSERT_TRUE(s.contains(k)) << k;
-    ASSERT_TRUE(s.contains_portable(k)) << k;
+    ASSERT_TRUE(portable.contains(k)) << k;
     for (const std::string& q : {k.substr(0, 3) + "~", k + "~", k.substr(0, k.size() - 1) + "`"})
       ASSERT_EQ(s.contains(q), ref.count(q) > 0) << q;
   }
@@ -838,10 +854,11 @@ TEST(SuccinctSet, TailSelectsFromHalfWay) {
     }
     const std::set<std::string> ref(keys.begin(), keys.end());
     const auto s = SuccinctSet::build(keys);
+    const SuccinctSet portable = portable_twin(s);
     ASSERT_GT(s.node_count(), 1024u);
     for (const std::string& k : ref) {
       ASSERT_TRUE(s.contains(k)) << k;
-      ASSERT_TRUE(s.contains_portable(k)) << k;
+      ASSERT_TRUE(portable.contains(k)) << k;
       ASSERT_FALSE(s.contains(k + "a")) << k;
       ASSERT_FALSE(s.contains(k.substr(0, k.size() - 1))) << k;
     }
@@ -976,7 +993,7 @@ TEST(SuccinctSet, Uint64Keys) {
   const std::vector<uint64_t> probes = {4, 1ULL << 40, 3, 0, 2, 1ULL << 41};
   bool out[6], portable[6];
   EXPECT_EQ(s.contains_many(probes, std::span<bool>(out, 6)), 3u);
-  EXPECT_EQ(s.contains_many_portable(probes, std::span<bool>(portable, 6)), 3u);
+  EXPECT_EQ(Peer::contains_many_interleaved(portable_twin(s), probes, std::span<bool>(portable, 6)), 3u);
   for (size_t i = 0; i < probes.size(); ++i) {
     EXPECT_EQ(out[i], s.contains(probes[i])) << probes[i];
     EXPECT_EQ(portable[i], out[i]) << probes[i];
@@ -1134,7 +1151,7 @@ TEST(SuccinctSet, CodedTailsRejectBadTablesAndCodes) {
   uint8_t unused = 0;
   while (unused < detail::TailSymbols::kCodes && syms.length(unused) != 0) ++unused;
   // The tails as coded: the last one's last code, at the end of the tail area.
-  const std::string tails = s.layout().tails;
+  const std::string tails = Peer::layout(s).tails;
   ASSERT_FALSE(tails.empty());
   const std::string_view whole(reinterpret_cast<const char*>(payload.data()), payload.size());
   const size_t tails_at = whole.rfind(tails, table);

@@ -70,6 +70,9 @@
 #include "amq/hash.hpp"
 
 namespace amq {
+namespace detail {
+class FileStorage;
+}
 
 struct BinaryFuseOptions {
   unsigned arity = 3;             // 3 or 4 slots a key
@@ -184,14 +187,13 @@ class BinaryFuseFilter {
   static BinaryFuseFilter open(const std::string& path, bool verify_checksum = true);
 
  private:
-  struct Storage;
   struct Raw {};
   explicit BinaryFuseFilter(Raw) noexcept {}
 
   static BinaryFuseFilter build_owned(std::vector<uint64_t>& hashes, const Options& options);
   static BinaryFuseFilter build_impl(std::span<const uint64_t> hashes, std::vector<uint64_t>* owned,
                                      const Options& options);
-  static BinaryFuseFilter from_storage(std::shared_ptr<const Storage> storage, bool verify_checksum);
+  static BinaryFuseFilter from_storage(std::shared_ptr<const detail::FileStorage> storage, bool verify_checksum);
 
   uint64_t mix(uint64_t h) const noexcept { return detail::murmur3_fmix64(h + seed_); }
   static uint64_t unmix(uint64_t x) noexcept;  // fmix64's inverse: mix(h) - seed_ back to h
@@ -232,7 +234,7 @@ class BinaryFuseFilter {
     return v == fingerprint(x);
   }
 
-  std::shared_ptr<const Storage> storage_;
+  std::shared_ptr<const detail::FileStorage> storage_;
   const std::byte* fp_ = nullptr;
   uint64_t n_ = 0;
   uint64_t hash_seed_ = 0;

@@ -85,6 +85,9 @@
 #endif
 
 namespace amq {
+namespace detail {
+class FileStorage;
+}
 
 class RibbonFilter {
  public:
@@ -172,7 +175,7 @@ class RibbonFilter {
   uint64_t seed() const noexcept { return seed_; }
   size_t size_in_bytes() const noexcept { return num_words_ * 8; }
   std::span<const uint64_t> words() const noexcept { return {words_, num_words_}; }
-  bool is_mapped() const noexcept { return mapped_; }
+  bool is_mapped() const noexcept;
 
   bool operator==(const RibbonFilter& o) const noexcept;
 
@@ -288,8 +291,7 @@ class RibbonFilter {
   uint64_t lower_mask_ = 0;  // the low r bits
   uint64_t upper_mask_ = 1;  // the low r + 1 bits
   bool prefetch_batches_ = false;
-  bool mapped_ = false;
-  std::shared_ptr<const void> owner_;  // the words' owner: a vector or a mapping
+  std::shared_ptr<const detail::FileStorage> storage_;  // the words' owner: a copy or a mapping
   const uint64_t* words_ = nullptr;
   size_t num_words_ = 0;
 };

@@ -97,6 +97,10 @@
 #include "amq/hash.hpp"
 
 namespace amq {
+namespace detail {
+class FileStorage;
+struct SuccinctSetTestPeer;
+}  // namespace detail
 
 struct SuccinctSetOptions {
   // Cut single-key subtrees into tails (smaller and usually faster). Off gives the
@@ -119,16 +123,6 @@ class SuccinctSet {
   static constexpr uint64_t npos = ~uint64_t{0};
 
   using Options = SuccinctSetOptions;
-
-  // The trie's arrays as text, for inspection and tests: labels as raw bytes, the
-  // bitmaps as '0'/'1' characters in bit order.
-  struct Layout {
-    std::string labels;
-    std::string label_bitmap;  // a 0 per label, a 1 closing each node, level order
-    std::string leaf_bitmap;   // per node: a key ends there
-    std::string tail_bitmap;   // per node a 1, then a 0 per byte of its tail
-    std::string tails;         // the tails, concatenated in node order (as coded, if they are)
-  };
 
   class Iterator;
   class Range;
@@ -160,17 +154,7 @@ class SuccinctSet {
     return build_views(std::vector<std::string_view>(keys), options);
   }
 
-  // The plain, uncompressed layout of the original design for `keys` (tails off).
-  template <class Keys>
-  static Layout plain_layout(const Keys& keys) {
-    return build(keys, Options{.tail_compression = false}).layout();
-  }
-  Layout layout() const;
-
   bool contains(KeyView key) const noexcept;
-  // contains() without popcnt/BMI2 instructions, whatever the CPU: the portable path,
-  // which must give the same answers (tests compare the two).
-  bool contains_portable(KeyView key) const noexcept;
   // out[i] = contains(keys[i]); returns how many are true. On sets of 4 MiB or more,
   // whose descents wait on the last-level cache or memory at most levels, the keys'
   // descents run interleaved, eight at once: each goes on to its next select or tail,
@@ -180,12 +164,6 @@ class SuccinctSet {
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     return many(keys, out, false);
-  }
-  // contains_many() through the interleaved descent without popcnt/BMI2, whatever the
-  // CPU and the set's size: the portable path (tests compare it with contains()).
-  template <class Keys>
-  size_t contains_many_portable(const Keys& keys, std::span<bool> out) const noexcept {
-    return many(keys, out, true);
   }
 
   // The key's position 0 .. size()-1 in sorted order, or npos if it is absent.
@@ -250,19 +228,26 @@ class SuccinctSet {
   static SuccinctSet open(const std::string& path, bool verify_checksum = true);
 
  private:
-  struct Storage;
+  friend class Iterator;
+  friend struct detail::SuccinctSetTestPeer;
+  // The implementation's rooms (src/succinct/), each a group of functions over the
+  // members below, declared and defined where it lives.
+  struct Builder;      // build.cpp: sorted keys -> the trie written into the file
+  struct Loader;       // load.cpp: a file parsed and validated, its tables built
+  struct Tails;        // tails.hpp: a leaf's tail: located, compared, appended
+  struct Descent;      // descent.hpp, descent.cpp: contains() and its kernels per ISA
+  struct Batch;        // batch.cpp: contains_many()'s interleaved descents
+  struct Ranks;        // ranks.cpp: rank(), index_of(), key_at()
+  struct TopTables;    // accelerators.cpp: top levels' label starts and maps, finer select starts
+  struct LevelCounts;  // counts.cpp: key counts of cuts through the deep and top levels
+  struct Chains;       // chains.cpp: long one-label chains taken in one compare
   struct Raw {};
   explicit SuccinctSet(Raw) noexcept {}
-  using Bits = detail::RankSelect<32>;         // leaf bitmap: rank
+  using Bits = detail::RankSelect<32>;            // leaf bitmap: rank
   using LoudsBits = detail::SelectBits<7, true>;  // label bitmap: select, a sample per 128 ones
   using TailBits = detail::SelectBits<9, false>;  // tail bitmap: select, a sample per 512 ones
-  friend class Iterator;
 
   static SuccinctSet build_views(std::vector<std::string_view> keys, Options options);
-  static std::shared_ptr<const Storage> copy_storage(std::span<const std::byte> file);
-  // Storage for a file of `size` bytes, not yet written (its last word's padding zeroed).
-  static std::shared_ptr<Storage> allocate_storage(size_t size);
-  static SuccinctSet from_storage(std::shared_ptr<const Storage> storage, bool verify_checksum);
 
   // The first label position of node v in the label bitmap (the top table's entry for
   // its nodes, which every rank(), key_at() and iteration passes through).
@@ -272,30 +257,7 @@ class SuccinctSet {
   }
   // The first node of the next level after the nodes before b (b in one level).
   uint64_t child_boundary(uint64_t b) const noexcept { return node_start(b) - b + 1; }
-  // The same, fetching ahead what the next level's select reads (rank()'s walk).
-  uint64_t next_cut(uint64_t b) const noexcept;
-  // The tail of leaf node v (empty if none).
-  std::string_view tail_of(uint64_t v) const noexcept { return tail_of_t<detail::kHwPopcount>(v); }
-  template <bool Hw>
-  [[gnu::always_inline]] std::string_view tail_of_t(uint64_t v) const noexcept;
-  // Whether leaf v's tail spells [p, p + n) (coded or not).
-  template <bool Hw>
-  [[gnu::always_inline]] bool tail_equals(uint64_t v, const uint8_t* p, size_t n) const noexcept;
-  // Leaf v's tail compared with `rest`, as std::string_view::compare; appended to out.
-  int compare_tail(uint64_t v, std::span<const std::byte> rest) const;
-  void append_tail(uint64_t v, std::string& out) const;
-  [[gnu::always_inline]] void tail_select_start(uint64_t v, uint64_t& sp, uint64_t& rem) const noexcept;
-  [[gnu::always_inline]] uint64_t fetch_children(uint64_t cs, uint64_t& csi, uint64_t& csp) const noexcept;
-  [[gnu::always_inline]] void select_start(uint64_t v, uint64_t csi, uint64_t csp, uint64_t& sp,
-                                           uint64_t& rem) const noexcept;
-  template <bool Hw>
-  [[gnu::always_inline]] bool jump_start(const uint8_t*& p, uint64_t& v, uint64_t& st) const noexcept;
-  template <bool Hw, bool WithChains>
-  bool contains_t(const uint8_t* p, size_t len) const noexcept;
-  bool contains_popcnt(const uint8_t* p, size_t len) const noexcept;
-  bool contains_sw(const uint8_t* p, size_t len) const noexcept;
-  bool contains_popcnt_chains(const uint8_t* p, size_t len) const noexcept;  // sets with a chain table
-  bool contains_sw_chains(const uint8_t* p, size_t len) const noexcept;
+
   // contains_many(): keys gathered kBatch at a time, then their descents interleaved.
   struct Probe {
     const uint8_t* p;
@@ -304,10 +266,11 @@ class SuccinctSet {
   };
   static constexpr size_t kBatch = 64;
   static constexpr size_t kInterleaveBytes = size_t{4} << 20;  // contains_many() interleaves from here
+  // `interleave`: whatever the set's size (tests).
   template <class Keys>
-  size_t many(const Keys& keys, std::span<bool> out, bool portable) const noexcept {
+  size_t many(const Keys& keys, std::span<bool> out, bool interleave) const noexcept {
     size_t found = 0, done = 0, m = 0;
-    if (!portable && payload_bytes_ < kInterleaveBytes) {  // key by key
+    if (!interleave && payload_bytes_ < kInterleaveBytes) {  // key by key
       for (const auto& k : keys) found += (out[done++] = contains(KeyView(k)));
       return found;
     }
@@ -324,103 +287,62 @@ class SuccinctSet {
         buf[m].len = b.size();
       }
       if (++m == kBatch) {
-        found += contains_batch(buf, m, out.data() + done, portable);
+        found += contains_batch(buf, m, out.data() + done);
         done += m;
         m = 0;
       }
     }
-    if (m > 0) found += contains_batch(buf, m, out.data() + done, portable);
+    if (m > 0) found += contains_batch(buf, m, out.data() + done);
     return found;
   }
-  size_t contains_batch(const Probe* q, size_t m, bool* out, bool portable) const noexcept;
-  template <bool Hw, bool WithChains>
-  size_t contains_batch_t(const Probe* q, size_t m, bool* out) const noexcept;
-  size_t contains_batch_popcnt(const Probe* q, size_t m, bool* out) const noexcept;
-  size_t contains_batch_popcnt_chains(const Probe* q, size_t m, bool* out) const noexcept;
-  size_t contains_batch_sw(const Probe* q, size_t m, bool* out) const noexcept;
-  size_t contains_batch_sw_chains(const Probe* q, size_t m, bool* out) const noexcept;
-  uint64_t rank_impl(std::span<const std::byte> key, bool* found) const noexcept;
-  // Keys in the subtrees of nodes [x, y) of one level; npos if *budget (levels to
-  // walk, counted down) runs out first.
-  uint64_t keys_between(uint64_t x, uint64_t y, uint64_t* budget = nullptr) const noexcept;
-  void validate_trie();
-  void find_chains();
+  size_t contains_batch(const Probe* q, size_t m, bool* out) const noexcept;
 
-  std::shared_ptr<const Storage> storage_;
+  // The file.
+  std::shared_ptr<const detail::FileStorage> storage_;
   uint64_t n_ = 0, nodes_ = 1, tails_ = 0, tail_bytes_ = 0;
   uint64_t levels_ = 1, level_leaf_sum_ = 0;
-  uint64_t tail_ratio_ = 0;  // (nodes + tail bytes) / nodes in 16.16: where a node's tail lies
-  uint64_t tail_reach_ = 4;  // contains() prefetches the likely tail when this few key bytes are left
-  size_t payload_bytes_ = 0;
+  size_t payload_bytes_ = 0;  // the payload and the tables built on load
+  // The trie (labels, label bitmap, leaf bitmap).
   LoudsBits louds_;
   Bits leaf_;
-  TailBits tail_map_;
   const uint8_t* labels_ = nullptr;
+  const uint8_t* labels_end_ = nullptr;  // end of the payload: 16-byte label loads stay below
+  // The tails (tail bitmap, tail bytes, symbol table).
+  TailBits tail_map_;
   const uint8_t* tail_ = nullptr;
   detail::TailSymbols syms_;  // the tails' symbol table (empty: raw tails)
-  const uint8_t* labels_end_ = nullptr;
-  std::shared_ptr<const std::vector<uint16_t>> top_;  // node_start(v) for v < top_nodes_
+  uint64_t tail_ratio_ = 0;   // (nodes + tail bytes) / nodes in 16.16: where a node's tail lies
+  uint64_t tail_reach_ = 4;   // contains() prefetches the likely tail when this few key bytes are left
+  // The tail bitmap's select from half-way between its samples: for every sample g
+  // (512 nodes), select1(512 g + 256) minus sample g's position (null if one does not
+  // fit in 16 bits).
+  const uint16_t* tail_mids_ = nullptr;
+  // The tables built on load (TopTables): the top levels' label starts (node_start(v)
+  // for v < top_nodes_); finer select starts for the nodes below them down to level 5
+  // (for every 32nd node s < sub_nodes_, select1(s) minus its sample's position); the
+  // top two levels' label maps.
+  std::shared_ptr<const TopTables> tables_;
   const uint16_t* top_starts_ = nullptr;
   uint64_t top_nodes_ = 0;
-  // Finer select starts for the nodes below the top table down to level kSubLevels:
-  // for every 32nd node s < sub_nodes_, select1(s) minus its sample's position.
-  std::shared_ptr<const std::vector<uint16_t>> sub_;
   const uint16_t* sub_starts_ = nullptr;
   uint64_t sub_nodes_ = 0;
-  // The tail bitmap's select from half-way between its samples: for every sample g
-  // (512 nodes), select1(512 g + 256) minus sample g's position (empty if one does
-  // not fit in 16 bits).
-  std::shared_ptr<const std::vector<uint16_t>> tail_mid_;
-  const uint16_t* tail_mids_ = nullptr;
-  // Key counts for every cut of some levels, for rank(), index_of() and key_at(): for
-  // each level l from `level` on and each cut c (the level's first c nodes), the keys
-  // that end at those nodes or below them, which the cut's walk through every deeper
-  // level would count. Built on load (build_counts()) for the deep, narrow levels, where
-  // the walks stop, and for the top levels, whose wide nodes key_at() searches.
-  struct LevelCounts {
-    uint64_t level = 0;            // the first level with counts
-    std::vector<uint64_t> start;   // start[i]: level `level` + i's first node (and, last, the next level's)
-    std::vector<uint64_t> offset;  // where level `level` + i's counts begin in `keys`
-    std::vector<uint64_t> below;   // sum over the levels l >= `level` + i of leaf_.rank1(start of l)
-    std::vector<uint32_t> keys;
-    uint64_t at(uint64_t l, uint64_t c) const noexcept { return keys[offset[l - level] + c]; }
-    // For a cut b of level l: what rank()'s walk of it would add from level l down,
-    // less the sum of leaf_.rank1 over those levels' starts.
-    uint64_t from(uint64_t l, uint64_t b) const noexcept {
-      return at(l, b - start[l - level]) + below[l - level];
-    }
-    // True if x < y cut one level this holds (x is then a node of that level).
-    bool holds(uint64_t x, uint64_t y) const noexcept { return x >= start.front() && y <= start.back(); }
-    // The keys ending at the nodes [x, y) of that level or below them.
-    uint64_t between(uint64_t x, uint64_t y) const noexcept {
-      const uint64_t i = static_cast<uint64_t>(std::upper_bound(start.begin(), start.end(), x) - start.begin()) - 1;
-      return at(level + i, y - start[i]) - at(level + i, x - start[i]);
-    }
-    size_t bytes() const noexcept { return 4 * keys.size() + 8 * (start.size() + offset.size() + below.size()); }
-  };
+  const uint64_t* jump_maps_ = nullptr;
+  // Key counts for every cut of the deep levels from bottom_level_ and of levels
+  // [1, top_counted_end_) (LevelCounts), for rank(), index_of() and key_at().
   std::shared_ptr<const LevelCounts> bottom_, top_counts_;
   uint64_t bottom_level_ = ~uint64_t{0};  // bottom_->level, or none
   uint64_t top_counted_end_ = 0;          // top_counts_ covers levels [1, top_counted_end_)
-  // The table with counts for level l, if any.
-  const LevelCounts* counts_of(uint64_t l) const noexcept {
-    return l >= bottom_level_ ? bottom_.get() : l >= 1 && l < top_counted_end_ ? top_counts_.get() : nullptr;
-  }
-  void build_bottom(const std::vector<uint64_t>& starts, uint64_t first_kept);
-  void build_top_counts(const std::vector<uint64_t>& starts);
-  std::shared_ptr<LevelCounts> new_counts(uint64_t level, std::span<const uint64_t> starts, uint64_t below) const;
-  void count_from_next_level(LevelCounts& t, uint64_t i) const noexcept;
-  uint64_t bottom_budget() const noexcept { return std::max<uint64_t>(64, nodes_ >> 8); }  // entries
-  uint64_t top_budget() const noexcept { return std::min<uint64_t>(nodes_ >> 9, 1 << 16); }  // entries
-  // Long chains of one-label nodes where no key ends (shared prefixes below the top
-  // table), found on load where they are common: contains() takes each in one compare.
-  struct Chains;
+  // Long chains of one-label nodes where no key ends (Chains): contains() takes each in
+  // one compare.
   std::shared_ptr<const Chains> chains_;
   const uint64_t* chain_filter_ = nullptr;  // a bit per hashed chain head (null: none)
   uint64_t chain_filter_mask_ = 0;          // its words - 1
   uint64_t chain_count_ = 0;
-  std::shared_ptr<const std::vector<uint64_t>> jump_;  // the top two levels' label maps
-  const uint64_t* jump_maps_ = nullptr;  // end of the payload: 16-byte label loads stay below
+  // The kernels chosen for this CPU when the set was built or loaded (detail/dispatch.hpp).
+  bool (*contains_fn_)(const SuccinctSet&, const uint8_t*, size_t) noexcept = nullptr;
+  size_t (*batch_fn_)(const SuccinctSet&, const Probe*, size_t, bool*) noexcept = nullptr;
 };
+
 
 // An input iterator over keys in order; *it is valid until the next ++it.
 class SuccinctSet::Iterator {
