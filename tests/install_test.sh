@@ -63,7 +63,7 @@ case "$flags" in *"$prefix"*) ;; *) fail "pkg-config flags do not point into $pr
 # shellcheck disable=SC2086  # the flags are words
 c++ -std=c++20 $san "$AMQ_SOURCE_DIR/tests/consumer/main.cpp" -o "$tmp/consumer-pc" $flags ||
   fail "compiling the consumer with: c++ -std=c++20 $san main.cpp $flags"
-# (LD_LIBRARY_PATH: pkg-config gives no rpath, for a shared libamq in a scratch prefix.)
+# (LD_LIBRARY_PATH: pkg-config gives no rpath, for shared amq libraries in a scratch prefix.)
 LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/consumer-pc" ||
   fail "the pkg-config consumer failed"
 echo "install_test: CMake and pkg-config consumers built and ran${san:+ (with $san)}"
