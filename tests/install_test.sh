@@ -107,4 +107,4 @@ c++ -std=c++20 $san "$AMQ_SOURCE_DIR/tests/consumer/core_main.cpp" -o "$tmp/cons
 needs_neither "$tmp/consumer-core-pc" "the pkg-config amq-core consumer"
 LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/consumer-core-pc" ||
   fail "the pkg-config amq-core consumer failed"
-echo "install_test: amq::core consumers (CMake, pkg-config) built and ran, needing neither libcrypto nor hiredis"
+echo "install_test: amq::core consumers (CMake, pkg-config) built and ran, needing neither libcrypto nor hiredis${san:+ (with $san)}"
