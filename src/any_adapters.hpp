@@ -63,7 +63,7 @@ std::unique_ptr<AnySet> build_scalable_cuckoo(const BuildOptions&, std::span<con
 std::unique_ptr<AnySet> load_scalable_cuckoo(std::span<const std::byte> file);
 std::unique_ptr<AnySet> build_gcs(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_gcs(std::span<const std::byte> file);
-std::unique_ptr<AnySet> load_gcs_outside(std::span<const std::byte> file, const LoadOptions& options);  // bip158, cache-digest
+std::unique_ptr<AnySet> load_bip158(std::span<const std::byte> file, const LoadOptions& options);
 std::unique_ptr<AnySet> build_succinct(const BuildOptions&, std::span<const Bytes>);
 std::unique_ptr<AnySet> load_succinct(std::span<const std::byte> file);
 std::unique_ptr<AnySet> build_expandable(const BuildOptions&, std::span<const Bytes>);

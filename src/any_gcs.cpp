@@ -1,5 +1,6 @@
-// AnySet adapter for Golomb-coded sets (Kind::gcs): amq's own GolombCodedSet, raw
-// BIP158 filters ("bip158") and HTTP Cache Digests as base64url text ("cache-digest").
+// AnySet adapter for Golomb-coded sets (Kind::gcs): amq's own GolombCodedSet and raw
+// BIP158 filters ("bip158"). HTTP Cache Digests ("cache-digest") are amq::formats'
+// (src/any_cache_digest.cpp).
 #include <cmath>
 #include <string>
 
@@ -105,42 +106,6 @@ class AnyBip158 final : public AnySet {
   bool has_key_;
 };
 
-// A key is a URL, or "URL<TAB>ETag": the digest hashes the URL followed by the ETag.
-CacheDigest::Entry split_entry(Bytes key) {
-  const std::string_view s = as_chars(key);
-  const size_t tab = s.find('\t');
-  if (tab == std::string_view::npos) return {s, {}};
-  return {s.substr(0, tab), s.substr(tab + 1)};
-}
-
-class AnyCacheDigest final : public AnySet {
- public:
-  explicit AnyCacheDigest(CacheDigest d) : d_(std::move(d)) {}
-  Kind kind() const noexcept override { return Kind::gcs; }
-  bool contains(Bytes key) const override {
-    const auto e = split_entry(key);
-    return d_.contains(e.url, e.etag);
-  }
-  SetInfo info() const override {
-    const double range = std::ldexp(1.0, static_cast<int>(d_.log2_n() + d_.log2_p()));
-    const double n = static_cast<double>(d_.values().size());
-    SetInfo i = make_info(Kind::gcs, d_.values().size(), d_.bytes().size(), n ? -std::expm1(n * std::log1p(-1.0 / range)) : 0);
-    i.format = "cache-digest";
-    i.params = {{"log2_n", std::to_string(d_.log2_n())},
-                {"log2_p", std::to_string(d_.log2_p())},
-                {"base64url", base64url_encode(d_.bytes())}};
-    return i;
-  }
-  std::vector<std::byte> serialize() const override {
-    const std::string text = base64url_encode(d_.bytes()) + "\n";
-    const auto b = as_bytes(text);
-    return {b.begin(), b.end()};
-  }
-
- private:
-  CacheDigest d_;
-};
-
 void no_capacity(const BuildOptions& o) {
   if (o.capacity)
     throw Error(Errc::invalid_argument,
@@ -150,7 +115,7 @@ void no_capacity(const BuildOptions& o) {
 }  // namespace
 
 uint64_t bytes_gcs(const BuildOptions& o, std::span<const Bytes> keys) {
-  const std::string format = require_format(o, {"amq", "bip158", "cache-digest"}, Kind::gcs);
+  const std::string format = require_format(o, {"amq", "bip158"}, Kind::gcs);
   no_capacity(o);
   // A 64-bit hash a key while sorting, then about log2(1/fpp) + 2 bits a key coded.
   double bits = 0;
@@ -165,7 +130,7 @@ uint64_t bytes_gcs(const BuildOptions& o, std::span<const Bytes> keys) {
 }
 
 std::unique_ptr<AnySet> build_gcs(const BuildOptions& o, std::span<const Bytes> keys) {
-  const std::string format = require_format(o, {"amq", "bip158", "cache-digest"}, Kind::gcs);
+  const std::string format = require_format(o, {"amq", "bip158"}, Kind::gcs);
   no_capacity(o);
   if (format == "bip158") {
     bool has_key = false;
@@ -174,13 +139,6 @@ std::unique_ptr<AnySet> build_gcs(const BuildOptions& o, std::span<const Bytes> 
     return std::make_unique<AnyBip158>(Bip158Filter::parse(Bip158Filter::build(keys, params), params), true);
   }
   reject_bip158_options(o.extra, format);
-  if (format == "cache-digest") {
-    std::vector<CacheDigest::Entry> entries;
-    entries.reserve(keys.size());
-    for (Bytes k : keys) entries.push_back(split_entry(k));
-    return std::make_unique<AnyCacheDigest>(
-        CacheDigest::parse(CacheDigest::build(entries, CacheDigest::log2_p_for(o.fpp))));
-  }
   GolombCodedSet::Options opt;
   opt.fpp = o.fpp;
   opt.seed = o.seed;
@@ -200,14 +158,10 @@ std::unique_ptr<AnySet> load_gcs(std::span<const std::byte> file) {
   return std::make_unique<AnyGcs>(std::move(s));
 }
 
-std::unique_ptr<AnySet> load_gcs_outside(std::span<const std::byte> file, const LoadOptions& o) {
-  if (o.format == "bip158") {
-    bool has_key = false;
-    const Bip158Params params = bip158_params(o.extra, has_key);
-    return std::make_unique<AnyBip158>(Bip158Filter::parse(file, params), has_key);
-  }
-  reject_bip158_options(o.extra, o.format);
-  return std::make_unique<AnyCacheDigest>(CacheDigest::parse(base64url_decode(as_chars(file))));
+std::unique_ptr<AnySet> load_bip158(std::span<const std::byte> file, const LoadOptions& o) {
+  bool has_key = false;
+  const Bip158Params params = bip158_params(o.extra, has_key);
+  return std::make_unique<AnyBip158>(Bip158Filter::parse(file, params), has_key);
 }
 
 }  // namespace amq::detail

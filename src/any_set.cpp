@@ -11,6 +11,7 @@
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
 #include "any_adapters.hpp"
+#include "format_registry.hpp"
 
 namespace amq {
 
@@ -35,6 +36,9 @@ std::string require_format(const BuildOptions& o, std::initializer_list<std::str
     if (o.format == a) return o.format;
   std::string list;
   for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+  for (const OutsideFormat& f : outside_formats())  // those built through the format registry
+    if (f.kind == kind && std::find(allowed.begin(), allowed.end(), f.name) == allowed.end())
+      list += ", " + std::string(f.name);
   throw Error(Errc::invalid_argument, "format '" + o.format + "' is not available for " +
                                           std::string(kind_name(kind)) + " (choose: " + list + ")");
 }
@@ -123,7 +127,15 @@ std::unique_ptr<AnySet> with_key_type(std::unique_ptr<AnySet> set, KeyType type)
   return std::make_unique<KeyTypedSet>(std::move(set), type);
 }
 
+// The outside format `options` asks a set of `kind` to be kept in, if it is one.
+std::optional<detail::OutsideFormat> outside_format_of(Kind kind, const BuildOptions& options) {
+  std::optional<detail::OutsideFormat> f = detail::find_outside_format(options.format);
+  if (!f || f->kind != kind) return std::nullopt;
+  return detail::linked_outside_format(f->name);
+}
+
 std::unique_ptr<AnySet> build_kind(Kind kind, const BuildOptions& options, std::span<const Bytes> keys) {
+  if (const auto f = outside_format_of(kind, options)) return f->build(options, keys);
   switch (kind) {
     case Kind::bloom: return detail::build_bloom(options, keys);
     case Kind::blocked_bloom: return detail::build_blocked_bloom(options, keys);
@@ -144,6 +156,7 @@ std::unique_ptr<AnySet> build_kind(Kind kind, const BuildOptions& options, std::
 
 uint64_t build_bytes(Kind kind, const BuildOptions& options, std::span<const Bytes> keys) {
   check_extra(kind, options);
+  if (const auto f = outside_format_of(kind, options)) return f->bytes(options, keys);
   switch (kind) {
     case Kind::bloom: return detail::bytes_bloom(options, keys);
     case Kind::blocked_bloom: return detail::bytes_blocked_bloom(options, keys);
@@ -191,8 +204,7 @@ std::vector<std::string> extra_option_names(Kind kind) {
 }
 
 std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_view format) {
-  if (format == "guava") return with_key_type(detail::load_bloom(file, true), KeyType::unknown);
-  if (format == "parquet") return with_key_type(detail::load_blocked_bloom_parquet(file), KeyType::unknown);
+  if (detail::find_outside_format(format)) return load_set(file, LoadOptions{.format = std::string(format), .extra = {}});
   if (format != "auto" && format != "amq")
     throw Error(Errc::invalid_argument, "unknown file format '" + std::string(format) + "'");
   if (!has_container_magic(file)) {
@@ -224,8 +236,8 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
 }
 
 std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, const LoadOptions& options) {
-  if (options.format == "bip158" || options.format == "cache-digest")
-    return with_key_type(detail::load_gcs_outside(file, options), KeyType::unknown);
+  if (detail::find_outside_format(options.format))
+    return with_key_type(detail::linked_outside_format(options.format).load(file, options), KeyType::unknown);
   for (const auto& [name, value] : options.extra)
     throw Error(Errc::invalid_argument, "option --" + name + " does not apply to format '" + options.format + "'");
   return load_set(file, options.format);

@@ -16,9 +16,13 @@
 #include "amq/detail/bit_stream.hpp"
 #include "amq/detail/golomb_code.hpp"
 #include "amq/detail/siphash.hpp"
+#include "amq/any_set.hpp"
 #include "amq/error.hpp"
 #include "amq/golomb_coded_set.hpp"
+#include "format_registry.hpp"
 #include "test_util.hpp"
+
+extern "C" void amq_formats_register();  // src/any_cache_digest.cpp
 
 namespace {
 
@@ -656,6 +660,32 @@ TEST(CacheDigest, RejectsMalformed) {
   expect_errc(Errc::truncated, [] { amq::CacheDigest::parse(amq::base64url_decode("AeM")); });
   // Padded forms are accepted.
   EXPECT_EQ(amq::base64url_decode("AeI="), amq::base64url_decode("AeI"));
+}
+
+// The outside formats reach AnySet through core's format registry; amq::formats (linked
+// here through amq::amq) fills in the cache digest's row at start-up, once, however
+// often its registration runs. tests/core_only_test.cpp is the same without it.
+TEST(CacheDigest, RegisteredWithTheFormatRegistry) {
+  amq_formats_register();
+  std::vector<std::string> names;
+  for (const auto& f : amq::detail::outside_formats()) {
+    names.emplace_back(f.name);
+    EXPECT_TRUE(f.linked()) << f.name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"guava", "parquet", "bip158", "cache-digest"}));
+
+  std::vector<std::string> urls;
+  for (int i = 0; i < 300; ++i) urls.push_back("https://example.com/" + std::to_string(i));
+  std::vector<Bytes> keys;
+  for (const auto& u : urls) keys.push_back(amq::as_bytes(u));
+  amq::BuildOptions o;
+  o.format = "cache-digest";
+  o.fpp = 1.0 / 128;
+  EXPECT_GT(amq::build_bytes(amq::Kind::gcs, o, keys), 300u);
+  const auto digest = amq::build_set(amq::Kind::gcs, o, keys);
+  const auto back = amq::load_set(digest->serialize(), "cache-digest");
+  EXPECT_EQ(back->info().format, "cache-digest");
+  for (Bytes k : keys) ASSERT_TRUE(back->contains(k));
 }
 
 }  // namespace

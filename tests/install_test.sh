@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Installs the build into a scratch prefix and builds a project outside amq against it
-# (tests/consumer): once with CMake's find_package(amq) and amq::amq, once with plain
-# `c++ $(pkg-config --cflags --libs amq)`; both programs must run and pass. Under the
-# sanitizer build the library needs the sanitizer runtimes, so the consumer is
-# compiled and linked with -fsanitize=address,undefined too. The installed amq tool is
-# checked to be thin (no benchmark or test code, no std::system) and to find amq-bench.
+# Installs the build into a scratch prefix and builds projects outside amq against it
+# (tests/consumer): the full consumer once with CMake's find_package(amq) and amq::amq,
+# once with plain `c++ $(pkg-config --cflags --libs amq)`; then a Bloom-filter program
+# with amq::core alone, through find_package(amq COMPONENTS core) and `pkg-config
+# amq-core`, whose link lines must name neither libcrypto nor hiredis and whose binaries
+# must need neither (readelf -d, ldd). Every program must run and pass. Under the
+# sanitizer build the library needs the sanitizer runtimes, so the consumers are
+# compiled and linked with -fsanitize=address,undefined too.
+# The installed amq tool is checked to be thin (no benchmark or test code, no
+# std::system) and to find amq-bench.
 set -euo pipefail
 : "${AMQ_SOURCE_DIR:?}" "${AMQ_BINARY_DIR:?}"
 fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
@@ -22,10 +26,13 @@ for f in include/amq/bloom_filter.hpp include/amq/any_set.hpp include/amq/detail
 done
 config=$(find "$prefix" -name amqConfig.cmake -print -quit)
 pc=$(find "$prefix" -name amq.pc -print -quit)
-lib=$(find "$prefix" -name 'libamq.*' -print -quit)
 [ -n "$config" ] || fail "amqConfig.cmake not installed"
 [ -n "$pc" ] || fail "amq.pc not installed"
-[ -n "$lib" ] || fail "libamq not installed"
+for c in core redis store formats; do
+  [ -n "$(find "$prefix" -name "libamq_$c.*" -print -quit)" ] || fail "libamq_$c not installed"
+  [ -f "$(dirname "$pc")/amq-$c.pc" ] || fail "amq-$c.pc not installed"
+done
+lib=$(find "$prefix" -name 'libamq_core.*' -print -quit)
 if [ -n "${AMQ_CLI:-}" ]; then
   [ -x "$prefix/bin/amq" ] || fail "bin/amq not installed"
   "$prefix/bin/amq" --version >/dev/null || fail "the installed amq does not run"
@@ -81,7 +88,48 @@ case "$flags" in *"$prefix"*) ;; *) fail "pkg-config flags do not point into $pr
 # shellcheck disable=SC2086  # the flags are words
 c++ -std=c++20 $san "$AMQ_SOURCE_DIR/tests/consumer/main.cpp" -o "$tmp/consumer-pc" $flags ||
   fail "compiling the consumer with: c++ -std=c++20 $san main.cpp $flags"
-# (LD_LIBRARY_PATH: pkg-config gives no rpath, for a shared libamq in a scratch prefix.)
+# (LD_LIBRARY_PATH: pkg-config gives no rpath, for shared amq libraries in a scratch prefix.)
 LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/consumer-pc" ||
   fail "the pkg-config consumer failed"
 echo "install_test: CMake and pkg-config consumers built and ran${san:+ (with $san)}"
+
+# 3. amq::core alone: a Bloom filter without libcrypto or hiredis.
+# The binary's needs, direct (readelf -d) and through the libraries it loads (ldd).
+needs_neither() {  # BINARY WHAT
+  local needed
+  needed=$(readelf -d "$1" | grep NEEDED) || fail "readelf -d $1"
+  case "$needed" in *libcrypto* | *libhiredis* | *libamq_formats* | *libamq_redis* | *libamq_store*)
+    fail "$2 needs more than amq::core: $needed" ;;
+  esac
+  needed=$(LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "$1") || fail "ldd $1"
+  case "$needed" in *libcrypto* | *libhiredis*) fail "$2 loads libcrypto or hiredis: $needed" ;; esac
+}
+cmake -S "$AMQ_SOURCE_DIR/tests/consumer" -B "$tmp/core-build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DAMQ_CONSUMER_CORE=ON -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
+  >"$tmp/core-configure.log" 2>&1 ||
+  { cat "$tmp/core-configure.log" >&2; fail "configuring the consumer (find_package(amq COMPONENTS core))"; }
+# Only core's dependencies were looked for: nothing of OpenSSL's or hiredis's is cached.
+if grep -iE '^[^#]*(openssl|hiredis)' "$tmp/core-build/CMakeCache.txt" >"$tmp/core-cache.txt"; then
+  cat "$tmp/core-cache.txt" >&2
+  fail "find_package(amq COMPONENTS core) looked for OpenSSL or hiredis"
+fi
+cmake --build "$tmp/core-build" --verbose >"$tmp/core-build.log" 2>&1 ||
+  { cat "$tmp/core-build.log" >&2; fail "building the consumer against amq::core"; }
+link=$(grep -E -- '-o [^ ]*consumer_core( |$)' "$tmp/core-build.log") || fail "no link line for consumer_core in the build log"
+case "$link" in *crypto* | *hiredis* | *amq_formats* | *amq_redis* | *amq_store*)
+  fail "the amq::core consumer's link line names more than amq::core: $link" ;;
+esac
+needs_neither "$tmp/core-build/consumer_core" "the CMake amq::core consumer"
+"$tmp/core-build/consumer_core" || fail "the CMake amq::core consumer failed"
+
+flags=$(pkg-config --cflags --libs amq-core) || fail "pkg-config --cflags --libs amq-core"
+case "$flags" in *crypto* | *hiredis* | *amq_formats* | *amq_redis* | *amq_store*)
+  fail "pkg-config amq-core names more than amq-core: $flags" ;;
+esac
+# shellcheck disable=SC2086  # the flags are words
+c++ -std=c++20 $san "$AMQ_SOURCE_DIR/tests/consumer/core_main.cpp" -o "$tmp/consumer-core-pc" $flags ||
+  fail "compiling the amq::core consumer with: c++ -std=c++20 $san core_main.cpp $flags"
+needs_neither "$tmp/consumer-core-pc" "the pkg-config amq-core consumer"
+LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/consumer-core-pc" ||
+  fail "the pkg-config amq-core consumer failed"
+echo "install_test: amq::core consumers (CMake, pkg-config) built and ran, needing neither libcrypto nor hiredis${san:+ (with $san)}"

@@ -353,6 +353,8 @@ void write_compact_size(std::vector<std::byte>& out, uint64_t v);
 uint64_t read_compact_size(std::span<const std::byte> data, size_t& pos);
 
 // ---- HTTP Cache Digests (draft-ietf-httpbis-cache-digest-02) --------------------------
+// CacheDigest and base64url_* are in the amq::formats component (libamq_formats, which
+// needs libcrypto), not in amq::core.
 
 class CacheDigest {
  public:

@@ -1,5 +1,7 @@
-// A tiny program built against the installed amq (see tests/install_test.sh): it
-// builds a Bloom filter, checks a key, and reads the filter back from both formats.
+// A tiny program built against the installed amq, every component (see
+// tests/install_test.sh): it builds a Bloom filter, checks a key, reads the filter back
+// from both formats, and round-trips an HTTP Cache Digest (amq::formats, which registers
+// itself with core when linked).
 #include <amq/any_set.hpp>
 #include <amq/bloom_filter.hpp>
 #include <amq/error.hpp>
@@ -26,6 +28,16 @@ int main() {
   auto from_guava = amq::load_set(f.to_guava());
   if (!from_amq->contains(amq::as_bytes("apple")) || !from_guava->contains(amq::as_bytes("apple"))) {
     std::puts("consumer: reloaded filter lost a key");
+    return 1;
+  }
+  const std::string url = "https://example.com/";
+  const std::vector<amq::Bytes> urls{amq::as_bytes(url)};
+  amq::BuildOptions digest_options;
+  digest_options.format = "cache-digest";
+  const auto digest = amq::build_set(amq::Kind::gcs, digest_options, urls);
+  const auto digest_back = amq::load_set(digest->serialize(), amq::LoadOptions{.format = "cache-digest", .extra = {}});
+  if (!digest_back->contains(urls[0])) {
+    std::puts("consumer: the cache digest lost its URL");
     return 1;
   }
   try {
