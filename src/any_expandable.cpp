@@ -1,6 +1,7 @@
 // AnySet adapter for ExpandableFilter (Kind::expandable): dynamic, grows without a
 // capacity limit, and able to erase.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -17,9 +18,6 @@ std::string copies_refused(const ExpandableFilter& f, Bytes key) {
   return "the expandable filter holds " + std::to_string(f.count(key)) +
          " entries matching this key in its two buckets (at most 8 copies of one key)";
 }
-
-// Below this rate a new table has 32-bit slots (estimate_expandable).
-constexpr double kExpandableWideBelow = 1.0 / 512;
 
 class AnyExpandable final : public FilterAdapter<ExpandableFilter, Kind::expandable> {
  public:
@@ -79,14 +77,20 @@ std::unique_ptr<AnySet> load_expandable(std::span<const std::byte> file) {
 }
 
 // The table for n keys: the fewest buckets (a power of 2) that hold them under the
-// doubling load, of 16-bit slots, or of 32-bit ones for a rate that needs longer remainders.
+// doubling load, of 16-bit slots, or of 32-bit ones when the rate needs longer
+// remainders than 16-bit slots hold (the filter's constructor widens when the bound of a
+// full table of 16-bit slots is above 0.9 fpp).
 std::optional<uint64_t> estimate_expandable(const SizeQuery& q) {
+  (void)ExpandableFilter(1, q.fpp, 0);  // throws for a rate the filter does not take
+  using F = ExpandableFilter;
+  const double narrow_bound =
+      F::kMaxLoad * F::kBucketSize * std::ldexp(1.0, -static_cast<int>(F::kTagBits + 16 - F::kOverheadBits));
   uint64_t buckets = 1;
   while (buckets < (uint64_t{1} << 36) &&
          static_cast<double>(buckets) * ExpandableFilter::kBucketSize * ExpandableFilter::kMaxLoad <
              static_cast<double>(q.keys))
     buckets *= 2;
-  const uint64_t slot_bytes = q.fpp < kExpandableWideBelow ? 4 : 2;
+  const uint64_t slot_bytes = narrow_bound > 0.9 * q.fpp ? 4 : 2;
   return buckets * ExpandableFilter::kBucketSize * slot_bytes + kContainerOverhead;
 }
 

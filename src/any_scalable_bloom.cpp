@@ -49,7 +49,9 @@ ScalableParams params_of(const BuildOptions& o, uint64_t keys) {
   return p;
 }
 
-// The bytes of the layers `keys` keys fill: layer 0, and each next one while they do not fit.
+// The bytes of the layers `keys` keys fill: layer 0, and each next one while they do not
+// fit. (Keys that fill a layer to the last slot open the next, empty one at once; at
+// rates where no key among them is a false positive, that layer's bytes come on top.)
 uint64_t layer_bytes(const ScalableParams& p, uint64_t keys) {
   check_scalable_params(p, Errc::invalid_argument);
   const uint32_t limit = scalable_layer_limit(p);

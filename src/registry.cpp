@@ -153,4 +153,32 @@ OptionMap check_options(const KindRow& row, const OptionMap& given, bool load) {
   return out;
 }
 
+std::vector<KindAdvice> advise_kinds(const KindNeeds& needs) {
+  if (needs.static_only && (needs.inserts || needs.deletes || needs.grows))
+    throw Error(Errc::invalid_argument, "a static set takes no inserts, deletes or growth");
+  if (needs.keys == 0) throw Error(Errc::invalid_argument, "advise: the number of keys must be at least 1");
+  if (!(needs.fpp > 0 && needs.fpp < 1))
+    throw Error(Errc::invalid_argument, "advise: the false-positive rate must be in (0, 1)");
+  std::vector<KindAdvice> out;
+  for (const KindRow* row : kRows) {
+    const KindCaps& c = row->caps;
+    if ((needs.inserts && !c.dynamic) || (needs.deletes && !c.erase) || (needs.grows && !c.grows) ||
+        (needs.exact && !c.exact) || (needs.ordered && !c.ordered) || (needs.static_only && c.dynamic))
+      continue;
+    KindAdvice a{.row = row};
+    try {
+      a.bytes = row->estimate(SizeQuery{.keys = needs.keys, .fpp = needs.fpp, .key_bytes = needs.key_bytes});
+    } catch (const Error&) {
+      continue;  // the kind cannot reach this rate, or hold this many keys
+    }
+    if (a.bytes) a.bits_per_key = 8.0 * static_cast<double>(*a.bytes) / static_cast<double>(needs.keys);
+    out.push_back(a);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const KindAdvice& x, const KindAdvice& y) {
+    if (x.bytes.has_value() != y.bytes.has_value()) return x.bytes.has_value();
+    return x.bytes.value_or(0) < y.bytes.value_or(0);
+  });
+  return out;
+}
+
 }  // namespace amq

@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "amq/any_set.hpp"
 #include "amq/format.hpp"
@@ -132,5 +133,31 @@ const KindRow* find_kind_row(std::string_view name) noexcept;
 // not apply to KIND"; a value as check_option_value says. With `load`, only the options
 // that apply when loading (OptionSpec::load) are taken.
 OptionMap check_options(const KindRow& row, const OptionMap& given, bool load = false);
+
+// What a set must do, for advise_kinds (`amq advise`).
+struct KindNeeds {
+  uint64_t keys = 0;       // n
+  double fpp = 0.01;       // the false-positive rate to reach (exact kinds have none)
+  double key_bytes = 0;    // average key length, for kinds whose size depends on it; 0: not known
+  bool inserts = false;    // keys are added after the build (KindCaps::dynamic)
+  bool deletes = false;    // keys are erased (KindCaps::erase)
+  bool grows = false;      // more keys than `keys` may come, without a rebuild (KindCaps::grows)
+  bool exact = false;      // no false positives
+  bool ordered = false;    // the keys can be listed in order
+  bool static_only = false;  // built once from all its keys, never changed: static kinds only
+};
+
+struct KindAdvice {
+  const KindRow* row = nullptr;
+  std::optional<uint64_t> bytes{};  // the row's estimate; nullopt when it cannot say (KindRow::estimate)
+  double bits_per_key = 0;        // 8 * bytes / keys (0 when bytes is unknown)
+};
+
+// The kinds that do what `needs` asks and reach its rate for its number of keys (a kind
+// whose estimate refuses the parameters is left out), smallest first, kinds of unknown
+// size last, in Kind order among equals. The first is the one to recommend. Empty when
+// no kind fits. Throws amq::Error(invalid_argument) for static_only with inserts,
+// deletes or grows, for no keys, or for a rate outside (0, 1).
+std::vector<KindAdvice> advise_kinds(const KindNeeds& needs);
 
 }  // namespace amq

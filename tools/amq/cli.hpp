@@ -99,5 +99,7 @@ void print_info_text(const SetInfo& i);
 // `amq info --json`: one object a line; the members of `extra` (an object) follow params.
 void print_info_json(const SetInfo& i, const nlohmann::ordered_json* extra = nullptr);
 void add_list(CLI::App& app, int& status);
+// tools/amq/advise_cmd.cpp: which kinds fit a set's needs.
+void add_advise(CLI::App& app, int& status);
 
 }  // namespace amq::cli
