@@ -153,7 +153,10 @@ void add_build(CLI::App& app, int& status) {
         const std::string* text = o->kind_flags.given(name);
         const OptionSpec* spec = row.option(name);
         if (!text || !spec) return std::nullopt;
-        return parse_real(*text, spec->real_min, spec->real_min_bound, spec->real_max, spec->real_max_bound);
+        const OptionValue v = parse_option_value(*spec, *text);
+        if (const double* d = std::get_if<double>(&v)) return *d;
+        if (const uint64_t* u = std::get_if<uint64_t>(&v)) return static_cast<double>(*u);
+        return std::nullopt;
       };
       r.growth = real("growth");
       r.tightening = real("tightening");
