@@ -31,18 +31,18 @@ class AnyBinaryFuse final : public SetAdapter<BinaryFuseFilter, Kind::binary_fus
   void write_to(const std::function<void(std::span<const std::byte>)>& sink) const override { sink(s_.bytes()); }
 };
 
-BinaryFuseOptions fuse_options(const BuildOptions& o, std::span<const Bytes> keys) {
+BinaryFuseOptions fuse_options(const BuildOptions& o, uint64_t keys) {
   BinaryFuseOptions options;
   options.seed = o.seed;
   const std::optional<uint64_t> bits = integer_option(o.extra, "fingerprint-bits");
   const std::optional<uint64_t> arity = integer_option(o.extra, "arity");
   options.fingerprint_bits = bits ? static_cast<unsigned>(*bits) : BinaryFuseFilter::bits_for_fpp(o.fpp);
-  options.arity = arity ? static_cast<unsigned>(*arity) : BinaryFuseFilter::best_arity(keys.size());
+  options.arity = arity ? static_cast<unsigned>(*arity) : BinaryFuseFilter::best_arity(keys);
   return options;
 }
 
 uint64_t bytes_binary_fuse(const BuildOptions& o, std::span<const Bytes> keys) {
-  const BinaryFuseOptions options = fuse_options(o, keys);
+  const BinaryFuseOptions options = fuse_options(o, keys.size());
   // The filter's slots, and the construction's working memory (under 24 bytes a key,
   // binary_fuse_filter.hpp).
   const uint64_t n = keys.size();
@@ -50,7 +50,7 @@ uint64_t bytes_binary_fuse(const BuildOptions& o, std::span<const Bytes> keys) {
 }
 
 std::unique_ptr<AnySet> build_binary_fuse(const BuildOptions& o, std::span<const Bytes> keys) {
-  return std::make_unique<AnyBinaryFuse>(BinaryFuseFilter::build(keys, fuse_options(o, keys)));
+  return std::make_unique<AnyBinaryFuse>(BinaryFuseFilter::build(keys, fuse_options(o, keys.size())));
 }
 
 std::unique_ptr<AnySet> load_binary_fuse(std::span<const std::byte> file) {
@@ -62,9 +62,11 @@ std::unique_ptr<AnySet> open_binary_fuse(const std::string& path) {
 }
 
 std::optional<uint64_t> estimate_binary_fuse(const SizeQuery& q) {
-  return BinaryFuseFilter::slots_for(q.keys, BinaryFuseFilter::best_arity(q.keys)) *
-             BinaryFuseFilter::bits_for_fpp(q.fpp) / 8 +
-         kContainerOverhead;
+  BuildOptions o;
+  o.fpp = q.fpp;
+  o.extra = q.options;
+  const BinaryFuseOptions options = fuse_options(o, q.keys);
+  return BinaryFuseFilter::slots_for(q.keys, options.arity) * options.fingerprint_bits / 8 + kContainerOverhead;
 }
 
 constexpr OptionSpec kOptions[] = {

@@ -227,13 +227,17 @@ std::unique_ptr<AnySet> load_scalable_cuckoo(std::span<const std::byte> file) {
 }
 
 std::optional<uint64_t> estimate_cuckoo(const SizeQuery& q) {
-  const CuckooParams g = choose_cuckoo_params(q.keys, q.fpp);
+  BuildOptions o;
+  o.fpp = q.fpp;
+  o.extra = q.options;
+  const CuckooParams g = cuckoo_geometry(o, q.keys);
   return detail::CuckooTable::table_bytes(g.num_buckets, g.fingerprint_bits, g.bucket_size) + kContainerOverhead;
 }
 
 std::optional<uint64_t> estimate_scalable_cuckoo(const SizeQuery& q) {
   BuildOptions o;
   o.fpp = q.fpp;
+  o.extra = q.options;
   return level_bytes(scalable_cuckoo_params(o, q.keys), q.keys) + kContainerOverhead;
 }
 

@@ -81,6 +81,7 @@ std::unique_ptr<AnySet> load_scalable_bloom(std::span<const std::byte> file) {
 std::optional<uint64_t> estimate_scalable_bloom(const SizeQuery& q) {
   BuildOptions o;
   o.fpp = q.fpp;
+  o.extra = q.options;
   return layer_bytes(params_of(o, q.keys), q.keys) + kContainerOverhead;
 }
 

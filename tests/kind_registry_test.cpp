@@ -192,6 +192,31 @@ TEST(KindRegistry, OptionsAreTypedAndCheckedOnce) {
             "format 'guava' is not available for cuckoo (choose: amq)");
 }
 
+// A row's estimate, given options, is the size of the file build_set writes with them.
+TEST(KindRegistry, EstimatesFollowTheOptions) {
+  const auto keys = test::random_keys(20000, 36);
+  const auto views = views_of(keys);
+  const std::pair<const char*, OptionMap> cases[] = {
+      {"cuckoo", {{"fingerprint-bits", uint64_t{16}}, {"bucket-size", uint64_t{2}}}},
+      {"scalable-cuckoo", {{"fingerprint-bits", uint64_t{14}}, {"bucket-size", uint64_t{8}}}},
+      {"binary-fuse", {{"fingerprint-bits", uint64_t{16}}, {"arity", uint64_t{4}}}},
+      {"scalable-bloom", {{"tightening", 0.8}}},
+      {"bloom", {}},
+  };
+  for (const auto& [name, options] : cases) {
+    SCOPED_TRACE(name);
+    const KindRow& row = *find_kind_row(name);
+    const OptionMap checked = check_options(row, options);
+    const std::optional<uint64_t> est = row.estimate(SizeQuery{.keys = keys.size(), .fpp = 0.01, .options = checked});
+    ASSERT_TRUE(est.has_value());
+    BuildOptions o;
+    o.fpp = 0.01;
+    o.extra = options;
+    const double real = static_cast<double>(build_set(row.kind, o, views)->serialize().size());
+    EXPECT_NEAR(static_cast<double>(*est), real, real * 0.01) << "estimate " << *est << ", file " << real;
+  }
+}
+
 #ifdef AMQ_CLI
 // `amq build` offers every row as a -t choice and every option as a flag, and builds
 // every kind.

@@ -83,6 +83,7 @@ struct SizeQuery {
   uint64_t keys = 0;        // n
   double fpp = 0.01;        // the target false-positive rate (ignored by exact kinds)
   double key_bytes = 0;     // average key length, for kinds whose size depends on it; 0: not known
+  OptionMap options{};      // the kind's options, checked (check_options); empty: its defaults
 };
 
 struct KindRow {
@@ -100,9 +101,10 @@ struct KindRow {
   // Maps an amq container file of this kind and answers from the mapping; null when the
   // kind is read into memory (caps.mappable says which).
   std::unique_ptr<AnySet> (*open)(const std::string& path) = nullptr;
-  // The bytes of the structure (about its amq file's size) for these parameters, with the
-  // kind's default options, computed without keys; nullopt when the kind cannot say
-  // without more (succinct without SizeQuery::key_bytes).
+  // The bytes of the structure (about its amq file's size) for these parameters and
+  // options, computed without keys; nullopt when the kind cannot say without more
+  // (succinct without SizeQuery::key_bytes). Throws amq::Error for parameters the kind
+  // refuses (a rate it cannot reach).
   std::optional<uint64_t> (*estimate)(const SizeQuery&) = nullptr;
   // What a lookup costs, in a few words ("2 random cache lines").
   std::string_view lookup_cost{};
