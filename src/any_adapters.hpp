@@ -1,5 +1,6 @@
-// Internal: one build/load pair per kind, defined in src/any_<kind>.cpp and
-// dispatched by src/any_set.cpp.
+// Internal: what the kinds' adapters (src/any_<kind>.cpp) share. Each adapter defines
+// its kind's row, `const KindRow kRow_<kind>` (amq/registry.hpp), which src/registry.cpp
+// lists and src/any_set.cpp dispatches through.
 #pragma once
 
 #include <memory>
@@ -8,10 +9,25 @@
 #include <utility>
 
 #include "amq/any_set.hpp"
+#include "amq/registry.hpp"
 
 namespace amq::detail {
 
-std::string require_format(const BuildOptions& o, std::initializer_list<std::string_view> allowed, Kind kind);
+// The rows, one per line of amq/kinds.inc.
+#define AMQ_KIND(id, value, name) extern const KindRow kRow_##id;
+#include "amq/kinds.inc"
+#undef AMQ_KIND
+
+// A checked option's value (build_set and load_set hand the adapters options that
+// check_options has turned into their specs' types); nullopt when not given.
+std::optional<uint64_t> integer_option(const OptionMap& options, std::string_view name);
+std::optional<double> real_option(const OptionMap& options, std::string_view name);
+std::optional<std::string> text_option(const OptionMap& options, std::string_view name);  // choice or text
+bool flag_option(const OptionMap& options, std::string_view name);
+// An amq container's header, params and checksum, about: what a size estimate adds to
+// the structure's own bytes.
+inline constexpr uint64_t kContainerOverhead = 64;
+
 SetInfo make_info(Kind kind, uint64_t items, uint64_t bytes, double fpp_expected, bool items_exact = true);
 std::string fmt_double(double v);
 
@@ -38,42 +54,9 @@ class FilterAdapter : public SetAdapter<F, K> {
   void insert(Bytes key) override { this->s_.insert(key); }
 };
 
-// bytes_<kind>: build_bytes for the kind (see any_set.hpp).
-uint64_t bytes_bloom(const BuildOptions&, std::span<const Bytes>);
-uint64_t bytes_blocked_bloom(const BuildOptions&, std::span<const Bytes>);
-uint64_t bytes_scalable_bloom(const BuildOptions&, std::span<const Bytes>);
-uint64_t bytes_cuckoo(const BuildOptions&, std::span<const Bytes>);
-uint64_t bytes_scalable_cuckoo(const BuildOptions&, std::span<const Bytes>);
-uint64_t bytes_gcs(const BuildOptions&, std::span<const Bytes>);
-uint64_t bytes_succinct(const BuildOptions&, std::span<const Bytes>);
-uint64_t bytes_binary_fuse(const BuildOptions&, std::span<const Bytes>);
-uint64_t bytes_ribbon(const BuildOptions&, std::span<const Bytes>);
-uint64_t bytes_expandable(const BuildOptions&, std::span<const Bytes>);
-
-std::unique_ptr<AnySet> build_bloom(const BuildOptions&, std::span<const Bytes>);
-std::unique_ptr<AnySet> load_bloom(std::span<const std::byte> file, bool guava);
-std::unique_ptr<AnySet> build_blocked_bloom(const BuildOptions&, std::span<const Bytes>);
-std::unique_ptr<AnySet> load_blocked_bloom(std::span<const std::byte> file);
+// The outside formats load_set reads beside the amq container.
+std::unique_ptr<AnySet> load_bloom_guava(std::span<const std::byte> file);
 std::unique_ptr<AnySet> load_blocked_bloom_parquet(std::span<const std::byte> bitset);
-std::unique_ptr<AnySet> build_scalable_bloom(const BuildOptions&, std::span<const Bytes>);
-std::unique_ptr<AnySet> load_scalable_bloom(std::span<const std::byte> file);
-std::unique_ptr<AnySet> build_cuckoo(const BuildOptions&, std::span<const Bytes>);
-std::unique_ptr<AnySet> load_cuckoo(std::span<const std::byte> file);
-std::unique_ptr<AnySet> build_scalable_cuckoo(const BuildOptions&, std::span<const Bytes>);
-std::unique_ptr<AnySet> load_scalable_cuckoo(std::span<const std::byte> file);
-std::unique_ptr<AnySet> build_gcs(const BuildOptions&, std::span<const Bytes>);
-std::unique_ptr<AnySet> load_gcs(std::span<const std::byte> file);
 std::unique_ptr<AnySet> load_bip158(std::span<const std::byte> file, const LoadOptions& options);
-std::unique_ptr<AnySet> build_succinct(const BuildOptions&, std::span<const Bytes>);
-std::unique_ptr<AnySet> load_succinct(std::span<const std::byte> file);
-std::unique_ptr<AnySet> build_expandable(const BuildOptions&, std::span<const Bytes>);
-std::unique_ptr<AnySet> load_expandable(std::span<const std::byte> file);
-std::unique_ptr<AnySet> open_succinct(const std::string& path);  // memory-mapped
-std::unique_ptr<AnySet> build_binary_fuse(const BuildOptions&, std::span<const Bytes>);
-std::unique_ptr<AnySet> load_binary_fuse(std::span<const std::byte> file);
-std::unique_ptr<AnySet> open_binary_fuse(const std::string& path);  // memory-mapped
-std::unique_ptr<AnySet> build_ribbon(const BuildOptions&, std::span<const Bytes>);
-std::unique_ptr<AnySet> load_ribbon(std::span<const std::byte> file);
-std::unique_ptr<AnySet> open_ribbon(const std::string& path);  // memory-mapped
 
 }  // namespace amq::detail

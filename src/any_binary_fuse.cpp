@@ -31,34 +31,18 @@ class AnyBinaryFuse final : public SetAdapter<BinaryFuseFilter, Kind::binary_fus
   void write_to(const std::function<void(std::span<const std::byte>)>& sink) const override { sink(s_.bytes()); }
 };
 
-unsigned parse_small(const BuildOptions& o, const std::string& name, unsigned lo, unsigned hi) {
-  const std::string& v = o.extra.at(name);
-  char* end = nullptr;
-  const unsigned long x = std::strtoul(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || x < lo || x > hi)
-    throw Error(Errc::invalid_argument, "--" + name + " must be an integer from " + std::to_string(lo) + " to " +
-                                            std::to_string(hi) + ", not '" + v + "'");
-  return static_cast<unsigned>(x);
-}
-
-}  // namespace
-
-namespace {
-
-BinaryFuseOptions fuse_options(const BuildOptions& o, std::span<const Bytes> keys) {
+BinaryFuseOptions fuse_options(const BuildOptions& o, uint64_t keys) {
   BinaryFuseOptions options;
   options.seed = o.seed;
-  options.fingerprint_bits = o.extra.count("fingerprint-bits") ? parse_small(o, "fingerprint-bits", 1, 32)
-                                                               : BinaryFuseFilter::bits_for_fpp(o.fpp);
-  options.arity = o.extra.count("arity") ? parse_small(o, "arity", 3, 4) : BinaryFuseFilter::best_arity(keys.size());
+  const std::optional<uint64_t> bits = integer_option(o.extra, "fingerprint-bits");
+  const std::optional<uint64_t> arity = integer_option(o.extra, "arity");
+  options.fingerprint_bits = bits ? static_cast<unsigned>(*bits) : BinaryFuseFilter::bits_for_fpp(o.fpp);
+  options.arity = arity ? static_cast<unsigned>(*arity) : BinaryFuseFilter::best_arity(keys);
   return options;
 }
 
-}  // namespace
-
 uint64_t bytes_binary_fuse(const BuildOptions& o, std::span<const Bytes> keys) {
-  require_format(o, {"amq"}, Kind::binary_fuse);
-  const BinaryFuseOptions options = fuse_options(o, keys);
+  const BinaryFuseOptions options = fuse_options(o, keys.size());
   // The filter's slots, and the construction's working memory (under 24 bytes a key,
   // binary_fuse_filter.hpp).
   const uint64_t n = keys.size();
@@ -66,8 +50,7 @@ uint64_t bytes_binary_fuse(const BuildOptions& o, std::span<const Bytes> keys) {
 }
 
 std::unique_ptr<AnySet> build_binary_fuse(const BuildOptions& o, std::span<const Bytes> keys) {
-  require_format(o, {"amq"}, Kind::binary_fuse);
-  return std::make_unique<AnyBinaryFuse>(BinaryFuseFilter::build(keys, fuse_options(o, keys)));
+  return std::make_unique<AnyBinaryFuse>(BinaryFuseFilter::build(keys, fuse_options(o, keys.size())));
 }
 
 std::unique_ptr<AnySet> load_binary_fuse(std::span<const std::byte> file) {
@@ -77,5 +60,47 @@ std::unique_ptr<AnySet> load_binary_fuse(std::span<const std::byte> file) {
 std::unique_ptr<AnySet> open_binary_fuse(const std::string& path) {
   return std::make_unique<AnyBinaryFuse>(BinaryFuseFilter::open(path));
 }
+
+std::optional<uint64_t> estimate_binary_fuse(const SizeQuery& q) {
+  BuildOptions o;
+  o.fpp = q.fpp;
+  o.extra = q.options;
+  const BinaryFuseOptions options = fuse_options(o, q.keys);
+  return BinaryFuseFilter::slots_for(q.keys, options.arity) * options.fingerprint_bits / 8 + kContainerOverhead;
+}
+
+constexpr OptionSpec kOptions[] = {
+    {.name = "fingerprint-bits",
+     .type = OptionType::integer,
+     .help = "fingerprint bits",
+     .int_min = 1,
+     .int_max = 32,
+     .default_help = "from --fpp"},
+    {.name = "arity",
+     .type = OptionType::integer,
+     .help = "slots a key",
+     .int_min = 3,
+     .int_max = 4,
+     .default_help = "the smaller filter"},
+};
+constexpr std::string_view kFormats[] = {"amq"};
+
+}  // namespace
+
+const KindRow kRow_binary_fuse{
+    .kind = Kind::binary_fuse,
+    .name = "binary-fuse",
+    .summary = "binary fuse filter: XOR of 3 or 4 fingerprints, about 1.13 log2(1/fpp) bits a key; static",
+    .caps = {.counts_exactly = true, .mappable = true, .takes_capacity = false},
+    .options = kOptions,
+    .formats = kFormats,
+    .build = build_binary_fuse,
+    .build_bytes = bytes_binary_fuse,
+    .load = load_binary_fuse,
+    .open = open_binary_fuse,
+    .estimate = estimate_binary_fuse,
+    .lookup_cost = "3 or 4 random slots in one segment window",
+    .bench_family = "binary-fuse",
+};
 
 }  // namespace amq::detail

@@ -41,12 +41,10 @@ std::unique_ptr<AnySet> build_blocked(const BuildOptions& o, std::span<const Byt
   return std::make_unique<AnyBlockedBloom<Filter>>(std::move(f), raw);
 }
 
-}  // namespace
-
 std::unique_ptr<AnySet> build_blocked_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
   // Format "parquet" writes the raw bitset, which only makes sense with Parquet's hash.
-  const bool raw = require_format(o, {"amq", "parquet"}, Kind::blocked_bloom) == "parquet";
-  if (o.extra.count("parquet") || raw) {
+  const bool raw = o.format == "parquet";
+  if (flag_option(o.extra, "parquet") || raw) {
     if (o.seed != 0)
       throw Error(Errc::invalid_argument, "--parquet hashes as Parquet does (XXH64 with seed 0): --seed must be 0");
     return build_blocked<ParquetBloomFilter>(o, keys, raw);
@@ -65,6 +63,33 @@ std::unique_ptr<AnySet> load_blocked_bloom(std::span<const std::byte> file) {
     return std::make_unique<AnyBlockedBloom<ParquetBloomFilter>>(ParquetBloomFilter::load(file));
   return std::make_unique<AnyBlockedBloom<BlockedBloomFilter>>(BlockedBloomFilter::load(file));
 }
+
+std::optional<uint64_t> estimate_blocked_bloom(const SizeQuery& q) {
+  return detail::sbbf::blocks_for(q.keys, q.fpp) * sizeof(detail::sbbf::Block) + kContainerOverhead;
+}
+
+constexpr OptionSpec kOptions[] = {
+    {.name = "parquet", .type = OptionType::flag, .help = "Parquet's hashing (XXH64, seed 0)"},
+};
+constexpr std::string_view kFormats[] = {"amq", "parquet"};
+
+}  // namespace
+
+const KindRow kRow_blocked_bloom{
+    .kind = Kind::blocked_bloom,
+    .name = "blocked-bloom",
+    .summary = "split-block Bloom filter (Parquet's layout): every probe in one 32-byte block; takes inserts",
+    .caps = {.dynamic = true, .fills_past_capacity = true},
+    .options = kOptions,
+    .formats = kFormats,
+    .build = build_blocked_bloom,
+    .build_bytes = bytes_blocked_bloom,
+    .load = load_blocked_bloom,
+    .open = nullptr,
+    .estimate = estimate_blocked_bloom,
+    .lookup_cost = "1 random cache line",
+    .bench_family = "bloom-family",
+};
 
 std::unique_ptr<AnySet> load_blocked_bloom_parquet(std::span<const std::byte> bitset) {
   return std::make_unique<AnyBlockedBloom<ParquetBloomFilter>>(ParquetBloomFilter::from_parquet_bitset(bitset), true);

@@ -36,10 +36,8 @@ class AnyBloom final : public FilterAdapter<BloomFilter, Kind::bloom> {
   bool guava_;
 };
 
-}  // namespace
-
 std::unique_ptr<AnySet> build_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
-  const bool guava = require_format(o, {"amq", "guava"}, Kind::bloom) == "guava";
+  const bool guava = o.format == "guava";
   if (o.seed != 0)
     throw Error(Errc::invalid_argument, "a bloom filter takes no seed: it hashes as Guava does (murmur3, seed 0)");
   auto f = BloomFilter::create(o.capacity.value_or(keys.size()), o.fpp);
@@ -51,8 +49,36 @@ uint64_t bytes_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
   return BloomFilter::geometry(o.capacity.value_or(keys.size()), o.fpp).words * 8;
 }
 
-std::unique_ptr<AnySet> load_bloom(std::span<const std::byte> file, bool guava) {
-  return std::make_unique<AnyBloom>(guava ? BloomFilter::from_guava(file) : BloomFilter::load(file), guava);
+std::unique_ptr<AnySet> load_bloom(std::span<const std::byte> file) {
+  return std::make_unique<AnyBloom>(BloomFilter::load(file), false);
 }
+
+std::optional<uint64_t> estimate_bloom(const SizeQuery& q) {
+  return BloomFilter::geometry(q.keys, q.fpp).words * 8 + kContainerOverhead;
+}
+
+constexpr std::string_view kFormats[] = {"amq", "guava"};
+
+}  // namespace
+
+std::unique_ptr<AnySet> load_bloom_guava(std::span<const std::byte> file) {
+  return std::make_unique<AnyBloom>(BloomFilter::from_guava(file), true);
+}
+
+const KindRow kRow_bloom{
+    .kind = Kind::bloom,
+    .name = "bloom",
+    .summary = "Bloom filter, bit for bit as Guava's BloomFilter (murmur3); takes inserts, no erase",
+    .caps = {.dynamic = true, .fills_past_capacity = true},
+    .options = {},
+    .formats = kFormats,
+    .build = build_bloom,
+    .build_bytes = bytes_bloom,
+    .load = load_bloom,
+    .open = nullptr,
+    .estimate = estimate_bloom,
+    .lookup_cost = "k random bits (k = log2(1/fpp) probes), each a cache miss",
+    .bench_family = "bloom",
+};
 
 }  // namespace amq::detail

@@ -49,7 +49,7 @@ class AnyCacheDigest final : public AnySet {
   CacheDigest d_;
 };
 
-void reject_bip158_options(const std::map<std::string, std::string>& extra) {
+void reject_bip158_options(const OptionMap& extra) {
   for (const auto& [name, value] : extra)
     if (name == "siphash-key" || name == "golomb-p" || name == "golomb-m")
       throw Error(Errc::invalid_argument, "option --" + name + " applies to --format bip158, not cache-digest");

@@ -17,29 +17,6 @@ namespace {
 
 std::string hasher_text(uint32_t id) { return std::string(hasher_name(id)); }
 
-uint32_t uint_option(const BuildOptions& o, const std::string& name, uint32_t fallback, uint32_t lo, uint32_t hi) {
-  const auto it = o.extra.find(name);
-  if (it == o.extra.end()) return fallback;
-  const std::string& v = it->second;
-  size_t used = 0;
-  unsigned long x = 0;
-  try {
-    x = std::stoul(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || v.empty() || x < lo || x > hi)
-    throw Error(Errc::invalid_argument, "--" + name + " must be an integer in " + std::to_string(lo) + ".." +
-                                            std::to_string(hi) + ", got '" + v + "'");
-  return static_cast<uint32_t>(x);
-}
-
-uint32_t bucket_option(const BuildOptions& o, uint32_t fallback) {
-  const uint32_t b = uint_option(o, "bucket-size", fallback, 2, 8);
-  if (b != 2 && b != 4 && b != 8) throw Error(Errc::invalid_argument, "--bucket-size must be 2, 4 or 8");
-  return b;
-}
-
 std::string full_message(uint64_t items, uint64_t slots, double load) {
   return "the cuckoo filter is full at load " + fmt_double(load) + " (" + std::to_string(items) +
          " fingerprints in " + std::to_string(slots) +
@@ -152,15 +129,15 @@ class AnyScalableCuckoo final : public SetAdapter<ScalableCuckooFilter, Kind::sc
 
 // The table build_cuckoo makes: f and b from the options, or chosen for --fpp.
 CuckooParams cuckoo_geometry(const BuildOptions& o, uint64_t capacity) {
-  const bool has_f = o.extra.count("fingerprint-bits") != 0, has_b = o.extra.count("bucket-size") != 0;
-  if (!has_f && !has_b) return choose_cuckoo_params(capacity, o.fpp);
-  const uint32_t b = bucket_option(o, 4);
-  uint32_t fallback_f = 0;
-  if (!has_f) {
-    check_fpp(o.fpp, 1.0, false, "cuckoo filter: ");
-    fallback_f = static_cast<uint32_t>(std::clamp(std::ceil(std::log2(2.0 * b / o.fpp)), 4.0, 32.0));
-  }
-  return cuckoo_params_for(capacity, uint_option(o, "fingerprint-bits", fallback_f, 4, 32), b);
+  const std::optional<uint64_t> f = integer_option(o.extra, "fingerprint-bits");
+  const std::optional<uint64_t> b = integer_option(o.extra, "bucket-size");
+  if (!f && !b) return choose_cuckoo_params(capacity, o.fpp);
+  const uint32_t bucket = static_cast<uint32_t>(b.value_or(4));
+  if (f) return cuckoo_params_for(capacity, static_cast<uint32_t>(*f), bucket);
+  check_fpp(o.fpp, 1.0, false, "cuckoo filter: ");
+  return cuckoo_params_for(capacity,
+                           static_cast<uint32_t>(std::clamp(std::ceil(std::log2(2.0 * bucket / o.fpp)), 4.0, 32.0)),
+                           bucket);
 }
 
 // `distinct`: the number of distinct keys (an upper bound will do for sizing).
@@ -168,40 +145,24 @@ ScalableCuckooParams scalable_cuckoo_params(const BuildOptions& o, uint64_t dist
   ScalableCuckooParams p;
   p.initial_capacity = o.capacity.value_or(std::max<uint64_t>(distinct, 1000));
   p.fpp = o.fpp;
-  p.bucket_size = bucket_option(o, 4);
-  p.fingerprint_bits = uint_option(o, "fingerprint-bits", 0, 4, 32);
-  if (const auto it = o.extra.find("growth"); it != o.extra.end()) {
-    double g = 0;
-    try {
-      size_t used = 0;
-      g = std::stod(it->second, &used);
-      if (used != it->second.size()) g = 0;
-    } catch (const std::exception&) {
-      g = 0;
-    }
-    if (!(g >= 1 && g <= 16 && g == std::floor(g)))
-      throw Error(Errc::invalid_argument,
-                  "--growth for a scalable-cuckoo must be an integer in 1..16, got '" + it->second + "'");
-    p.growth = static_cast<uint32_t>(g);
-  }
+  p.bucket_size = static_cast<uint32_t>(integer_option(o.extra, "bucket-size").value_or(4));
+  p.fingerprint_bits = static_cast<uint32_t>(integer_option(o.extra, "fingerprint-bits").value_or(0));
+  p.growth = static_cast<uint32_t>(integer_option(o.extra, "growth").value_or(p.growth));
   return p;
 }
-
-}  // namespace
 
 uint64_t bytes_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
   const CuckooParams g = cuckoo_geometry(o, o.capacity.value_or(keys.size()));
   return detail::CuckooTable::table_bytes(g.num_buckets, g.fingerprint_bits, g.bucket_size);
 }
 
-uint64_t bytes_scalable_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
-  ScalableCuckooParams p = scalable_cuckoo_params(o, keys.size());
+// The bytes of the levels `keys` keys fill: level 0, and each next one while they do not fit.
+uint64_t level_bytes(ScalableCuckooParams p, uint64_t keys) {
   check_scalable_cuckoo_params(p, Errc::invalid_argument);
   p.fpp = scalable_cuckoo_budget(p);  // as the filter's constructor
-  // The levels the keys fill: level 0, and each next one while they do not fit.
   const uint32_t limit = scalable_cuckoo_level_limit(p);
   uint64_t bytes = 0, room = 0;
-  for (uint32_t i = 0; i < limit && (i == 0 || room < keys.size()); ++i) {
+  for (uint32_t i = 0; i < limit && (i == 0 || room < keys); ++i) {
     const CuckooLevelGeometry g = scalable_cuckoo_level(p, i);
     bytes += detail::CuckooTable::table_bytes(std::min(g.num_buckets, detail::CuckooTable::kMaxBuckets),
                                               g.fingerprint_bits, p.bucket_size);
@@ -210,8 +171,11 @@ uint64_t bytes_scalable_cuckoo(const BuildOptions& o, std::span<const Bytes> key
   return bytes;
 }
 
+uint64_t bytes_scalable_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
+  return level_bytes(scalable_cuckoo_params(o, keys.size()), keys.size());
+}
+
 std::unique_ptr<AnySet> build_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
-  require_format(o, {"amq"}, Kind::cuckoo);
   const std::vector<bool> first = first_occurrences(keys, o.seed);
   const uint64_t distinct = static_cast<uint64_t>(std::count(first.begin(), first.end(), true));
   const CuckooParams g = cuckoo_geometry(o, o.capacity.value_or(distinct));
@@ -243,7 +207,6 @@ std::unique_ptr<AnySet> load_cuckoo(std::span<const std::byte> file) {
 }
 
 std::unique_ptr<AnySet> build_scalable_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
-  require_format(o, {"amq"}, Kind::scalable_cuckoo);
   const std::vector<bool> first = first_occurrences(keys, o.seed);
   const uint64_t distinct = static_cast<uint64_t>(std::count(first.begin(), first.end(), true));
   ScalableCuckooFilter f(scalable_cuckoo_params(o, distinct), Xxh3Hasher{.seed = o.seed});
@@ -262,5 +225,83 @@ std::unique_ptr<AnySet> build_scalable_cuckoo(const BuildOptions& o, std::span<c
 std::unique_ptr<AnySet> load_scalable_cuckoo(std::span<const std::byte> file) {
   return std::make_unique<AnyScalableCuckoo>(ScalableCuckooFilter::load(file));
 }
+
+std::optional<uint64_t> estimate_cuckoo(const SizeQuery& q) {
+  BuildOptions o;
+  o.fpp = q.fpp;
+  o.extra = q.options;
+  const CuckooParams g = cuckoo_geometry(o, q.keys);
+  return detail::CuckooTable::table_bytes(g.num_buckets, g.fingerprint_bits, g.bucket_size) + kContainerOverhead;
+}
+
+std::optional<uint64_t> estimate_scalable_cuckoo(const SizeQuery& q) {
+  BuildOptions o;
+  o.fpp = q.fpp;
+  o.extra = q.options;
+  return level_bytes(scalable_cuckoo_params(o, q.keys), q.keys) + kContainerOverhead;
+}
+
+constexpr std::string_view kBucketSizes[] = {"2", "4", "8"};
+constexpr OptionSpec kFingerprintBits{.name = "fingerprint-bits",
+                                      .type = OptionType::integer,
+                                      .help = "fingerprint bits f",
+                                      .int_min = 4,
+                                      .int_max = 32,
+                                      .default_help = "from --fpp"};
+constexpr OptionSpec kBucketSize{.name = "bucket-size",
+                                 .type = OptionType::integer,
+                                 .help = "slots per bucket",
+                                 .int_min = 2,
+                                 .int_max = 8,
+                                 .choices = kBucketSizes,
+                                 .default_text = "4"};
+constexpr OptionSpec kCuckooOptions[] = {kFingerprintBits, kBucketSize};
+constexpr OptionSpec kScalableOptions[] = {
+    kFingerprintBits,
+    kBucketSize,
+    {.name = "growth",
+     .type = OptionType::integer,
+     .help = "size factor of each new level",
+     .int_min = 1,
+     .int_max = 16,
+     .default_text = "2"},
+};
+constexpr std::string_view kFormats[] = {"amq"};
+constexpr std::string_view kScalableListParams[] = {"fingerprint_bits"};
+
+}  // namespace
+
+const KindRow kRow_cuckoo{
+    .kind = Kind::cuckoo,
+    .name = "cuckoo",
+    .summary = "cuckoo filter: fingerprints in buckets of two choices; takes inserts and erases up to a fixed capacity",
+    .caps = {.dynamic = true, .erase = true, .counts_exactly = true},
+    .options = kCuckooOptions,
+    .formats = kFormats,
+    .build = build_cuckoo,
+    .build_bytes = bytes_cuckoo,
+    .load = load_cuckoo,
+    .open = nullptr,
+    .estimate = estimate_cuckoo,
+    .lookup_cost = "2 random buckets (2 cache lines)",
+    .bench_family = "cuckoo",
+};
+
+const KindRow kRow_scalable_cuckoo{
+    .kind = Kind::scalable_cuckoo,
+    .name = "scalable-cuckoo",
+    .summary = "scalable cuckoo filter: opens a larger level when full; takes inserts and erases without a limit",
+    .caps = {.dynamic = true, .erase = true, .counts_exactly = true, .grows = true},
+    .options = kScalableOptions,
+    .formats = kFormats,
+    .build = build_scalable_cuckoo,
+    .build_bytes = bytes_scalable_cuckoo,
+    .load = load_scalable_cuckoo,
+    .open = nullptr,
+    .estimate = estimate_scalable_cuckoo,
+    .lookup_cost = "2 random buckets in each level",
+    .bench_family = "cuckoo",
+    .list_params = kScalableListParams,
+};
 
 }  // namespace amq::detail

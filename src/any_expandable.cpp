@@ -1,6 +1,7 @@
 // AnySet adapter for ExpandableFilter (Kind::expandable): dynamic, grows without a
 // capacity limit, and able to erase.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -43,10 +44,8 @@ class AnyExpandable final : public FilterAdapter<ExpandableFilter, Kind::expanda
   std::vector<std::byte> serialize() const override { return s_.serialize(); }
 };
 
-}  // namespace
 
 uint64_t bytes_expandable(const BuildOptions& o, std::span<const Bytes> keys) {
-  require_format(o, {"amq"}, Kind::expandable);
   // The table for the capacity (or the keys) at its largest slots (4 bytes), a doubling's
   // old and new tables side by side, and the set that drops repeated keys (~48 bytes a key).
   const uint64_t n = keys.size();
@@ -59,7 +58,6 @@ uint64_t bytes_expandable(const BuildOptions& o, std::span<const Bytes> keys) {
 }
 
 std::unique_ptr<AnySet> build_expandable(const BuildOptions& o, std::span<const Bytes> keys) {
-  require_format(o, {"amq"}, Kind::expandable);
   // A key repeated in the input is inserted once, as the cuckoo kinds do; the
   // capacity defaults to the distinct keys given (the filter grows past it).
   std::unordered_set<std::string_view> seen;
@@ -77,5 +75,43 @@ std::unique_ptr<AnySet> build_expandable(const BuildOptions& o, std::span<const 
 std::unique_ptr<AnySet> load_expandable(std::span<const std::byte> file) {
   return std::make_unique<AnyExpandable>(ExpandableFilter::load(file));
 }
+
+// The table for n keys: the fewest buckets (a power of 2) that hold them under the
+// doubling load, of 16-bit slots, or of 32-bit ones when the rate needs longer
+// remainders than 16-bit slots hold (the filter's constructor widens when the bound of a
+// full table of 16-bit slots is above 0.9 fpp).
+std::optional<uint64_t> estimate_expandable(const SizeQuery& q) {
+  (void)ExpandableFilter(1, q.fpp, 0);  // throws for a rate the filter does not take
+  using F = ExpandableFilter;
+  const double narrow_bound =
+      F::kMaxLoad * F::kBucketSize * std::ldexp(1.0, -static_cast<int>(F::kTagBits + 16 - F::kOverheadBits));
+  uint64_t buckets = 1;
+  while (buckets < (uint64_t{1} << 36) &&
+         static_cast<double>(buckets) * ExpandableFilter::kBucketSize * ExpandableFilter::kMaxLoad <
+             static_cast<double>(q.keys))
+    buckets *= 2;
+  const uint64_t slot_bytes = narrow_bound > 0.9 * q.fpp ? 4 : 2;
+  return buckets * ExpandableFilter::kBucketSize * slot_bytes + kContainerOverhead;
+}
+
+constexpr std::string_view kFormats[] = {"amq"};
+
+}  // namespace
+
+const KindRow kRow_expandable{
+    .kind = Kind::expandable,
+    .name = "expandable",
+    .summary = "expandable filter: a cuckoo-like table that doubles in place, keeping its rate; inserts and erases",
+    .caps = {.dynamic = true, .erase = true, .counts_exactly = true, .grows = true},
+    .options = {},
+    .formats = kFormats,
+    .build = build_expandable,
+    .build_bytes = bytes_expandable,
+    .load = load_expandable,
+    .open = nullptr,
+    .estimate = estimate_expandable,
+    .lookup_cost = "2 random buckets (2 cache lines)",
+    .bench_family = "expandable",
+};
 
 }  // namespace amq::detail

@@ -40,36 +40,23 @@ class AnyScalableBloom final : public FilterAdapter<ScalableBloomFilter, Kind::s
   std::vector<std::byte> serialize() const override { return s_.serialize(); }
 };
 
-double parse_option(const BuildOptions& o, const std::string& name, double fallback) {
-  const auto it = o.extra.find(name);
-  if (it == o.extra.end()) return fallback;
-  try {
-    size_t used = 0;
-    const double v = std::stod(it->second, &used);
-    if (used == it->second.size()) return v;
-  } catch (const std::exception&) {
-  }
-  throw Error(Errc::invalid_argument, "--" + name + ": not a number: '" + it->second + "'");
-}
-
-ScalableParams params_of(const BuildOptions& o, std::span<const Bytes> keys) {
+ScalableParams params_of(const BuildOptions& o, uint64_t keys) {
   ScalableParams p;
-  p.initial_capacity = std::max<uint64_t>(1, o.capacity.value_or(keys.size()));
+  p.initial_capacity = std::max<uint64_t>(1, o.capacity.value_or(keys));
   p.fpp = o.fpp;
-  p.growth = parse_option(o, "growth", ScalableBloomFilter::kDefaultGrowth);
-  p.tightening = parse_option(o, "tightening", ScalableBloomFilter::kDefaultTightening);
+  p.growth = real_option(o.extra, "growth").value_or(ScalableBloomFilter::kDefaultGrowth);
+  p.tightening = real_option(o.extra, "tightening").value_or(ScalableBloomFilter::kDefaultTightening);
   return p;
 }
 
-}  // namespace
-
-uint64_t bytes_scalable_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
-  const ScalableParams p = params_of(o, keys);
+// The bytes of the layers `keys` keys fill: layer 0, and each next one while they do not
+// fit. (Keys that fill a layer to the last slot open the next, empty one at once; at
+// rates where no key among them is a false positive, that layer's bytes come on top.)
+uint64_t layer_bytes(const ScalableParams& p, uint64_t keys) {
   check_scalable_params(p, Errc::invalid_argument);
-  // The layers the keys fill: layer 0, and each next one while they do not fit.
   const uint32_t limit = scalable_layer_limit(p);
   uint64_t bytes = 0, room = 0;
-  for (uint32_t i = 0; i < limit && (i == 0 || room < keys.size()); ++i) {
+  for (uint32_t i = 0; i < limit && (i == 0 || room < keys); ++i) {
     const LayerGeometry g = layer_geometry(p, i);
     bytes += g.bits / 8;
     room += g.capacity;
@@ -77,9 +64,12 @@ uint64_t bytes_scalable_bloom(const BuildOptions& o, std::span<const Bytes> keys
   return bytes;
 }
 
+uint64_t bytes_scalable_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
+  return layer_bytes(params_of(o, keys.size()), keys.size());
+}
+
 std::unique_ptr<AnySet> build_scalable_bloom(const BuildOptions& o, std::span<const Bytes> keys) {
-  require_format(o, {"amq"}, Kind::scalable_bloom);
-  ScalableBloomFilter f(params_of(o, keys), o.seed);
+  ScalableBloomFilter f(params_of(o, keys.size()), o.seed);
   for (Bytes k : keys) f.insert(k);
   return std::make_unique<AnyScalableBloom>(std::move(f));
 }
@@ -87,5 +77,50 @@ std::unique_ptr<AnySet> build_scalable_bloom(const BuildOptions& o, std::span<co
 std::unique_ptr<AnySet> load_scalable_bloom(std::span<const std::byte> file) {
   return std::make_unique<AnyScalableBloom>(ScalableBloomFilter::load(file));
 }
+
+std::optional<uint64_t> estimate_scalable_bloom(const SizeQuery& q) {
+  BuildOptions o;
+  o.fpp = q.fpp;
+  o.extra = q.options;
+  return layer_bytes(params_of(o, q.keys), q.keys) + kContainerOverhead;
+}
+
+constexpr OptionSpec kOptions[] = {
+    {.name = "growth",
+     .type = OptionType::real,
+     .help = "size factor of each new layer",
+     .real_min = 1,
+     .real_max = 16,
+     .default_text = "2"},
+    {.name = "tightening",
+     .type = OptionType::real,
+     .help = "error ratio of each new layer",
+     .real_min = 0,
+     .real_max = 1,
+     .real_min_bound = Bound::open,
+     .real_max_bound = Bound::open,
+     .default_text = "0.5"},
+};
+constexpr std::string_view kFormats[] = {"amq"};
+constexpr std::string_view kListParams[] = {"layer_capacity", "layer_items", "layer_fill"};
+
+}  // namespace
+
+const KindRow kRow_scalable_bloom{
+    .kind = Kind::scalable_bloom,
+    .name = "scalable-bloom",
+    .summary = "scalable Bloom filter: adds a larger, tighter layer when full, so any number of keys keeps the rate",
+    .caps = {.dynamic = true, .counts_exactly = true, .grows = true},
+    .options = kOptions,
+    .formats = kFormats,
+    .build = build_scalable_bloom,
+    .build_bytes = bytes_scalable_bloom,
+    .load = load_scalable_bloom,
+    .open = nullptr,
+    .estimate = estimate_scalable_bloom,
+    .lookup_cost = "k random bits in each layer (one layer until it fills)",
+    .bench_family = "bloom-family",
+    .list_params = kListParams,
+};
 
 }  // namespace amq::detail

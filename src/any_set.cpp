@@ -31,16 +31,29 @@ bool AnySet::erase(Bytes) {
 
 namespace detail {
 
-std::string require_format(const BuildOptions& o, std::initializer_list<std::string_view> allowed, Kind kind) {
-  for (auto a : allowed)
-    if (o.format == a) return o.format;
-  std::string list;
-  for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-  for (const OutsideFormat& f : outside_formats())  // those built through the format registry
-    if (f.kind == kind && std::find(allowed.begin(), allowed.end(), f.name) == allowed.end())
-      list += ", " + std::string(f.name);
-  throw Error(Errc::invalid_argument, "format '" + o.format + "' is not available for " +
-                                          std::string(kind_name(kind)) + " (choose: " + list + ")");
+namespace {
+
+template <class T>
+std::optional<T> typed_option(const OptionMap& options, std::string_view name) {
+  const auto it = options.find(name);
+  if (it == options.end()) return std::nullopt;
+  if (const T* v = std::get_if<T>(&it->second)) return *v;
+  throw Error(Errc::invalid_argument, "option --" + std::string(name) + " was not checked against its kind");
+}
+
+}  // namespace
+
+std::optional<uint64_t> integer_option(const OptionMap& options, std::string_view name) {
+  return typed_option<uint64_t>(options, name);
+}
+std::optional<double> real_option(const OptionMap& options, std::string_view name) {
+  return typed_option<double>(options, name);
+}
+std::optional<std::string> text_option(const OptionMap& options, std::string_view name) {
+  return typed_option<std::string>(options, name);
+}
+bool flag_option(const OptionMap& options, std::string_view name) {
+  return typed_option<bool>(options, name).value_or(false);
 }
 
 SetInfo make_info(Kind kind, uint64_t items, uint64_t bytes, double fpp_expected, bool items_exact) {
@@ -64,12 +77,18 @@ std::string fmt_double(double v) {
 
 namespace {
 
-void check_extra(Kind kind, const BuildOptions& options) {
-  for (const auto& [name, value] : options.extra) {
-    const auto names = extra_option_names(kind);
-    if (std::find(names.begin(), names.end(), name) == names.end())
-      throw Error(Errc::invalid_argument, "option --" + name + " does not apply to " + std::string(kind_name(kind)));
+// `options` with its kind-specific options checked against the row (each turned into its
+// spec's type) and its output format one the kind writes.
+BuildOptions checked_build_options(const KindRow& row, const BuildOptions& options) {
+  BuildOptions out = options;
+  out.extra = check_options(row, options.extra);
+  if (!row.writes_format(options.format)) {
+    std::string list;
+    for (std::string_view f : row.formats) list += (list.empty() ? "" : ", ") + std::string(f);
+    throw Error(Errc::invalid_argument, "format '" + options.format + "' is not available for " +
+                                            std::string(row.name) + " (choose: " + list + ")");
   }
+  return out;
 }
 
 // What build_set, load_set and open_set hand out: the kind's adapter and the key type
@@ -100,10 +119,11 @@ class KeyTypedSet final : public AnySet {
     return out;
   }
   void write_to(const std::function<void(std::span<const std::byte>)>& sink) const override {
-    // A succinct set hands over its own file image, without a copy, and that records the
-    // key type it was built or loaded with. The other kinds serialize into a buffer of
-    // their own, which serialize() stamps in place (a copy here would double the memory).
-    if (set_->kind() != Kind::succinct) return sink(serialize());
+    // A set that is its own file image (a succinct set) hands it over without a copy, and
+    // that records the key type it was built or loaded with. The other kinds serialize
+    // into a buffer of their own, which serialize() stamps in place (a copy here would
+    // double the memory).
+    if (!kind_row(set_->kind()).caps.whole_image) return sink(serialize());
     set_->write_to([&](std::span<const std::byte> bytes) {
       if (!needs_key_type(bytes)) return sink(bytes);
       std::vector<std::byte> out(bytes.begin(), bytes.end());
@@ -127,80 +147,57 @@ std::unique_ptr<AnySet> with_key_type(std::unique_ptr<AnySet> set, KeyType type)
   return std::make_unique<KeyTypedSet>(std::move(set), type);
 }
 
-// The outside format `options` asks a set of `kind` to be kept in, if it is one.
-std::optional<detail::OutsideFormat> outside_format_of(Kind kind, const BuildOptions& options) {
-  std::optional<detail::OutsideFormat> f = detail::find_outside_format(options.format);
-  if (!f || f->kind != kind) return std::nullopt;
+// The outside format, implemented outside core (amq::formats' cache-digest), that a set of
+// `kind` is to be built in; nullopt when the kind's own row builds it (the amq container,
+// and the outside formats core implements in the kind's adapter: guava, parquet, bip158).
+// Throws Errc::unsupported, naming the component, when this program does not link it.
+std::optional<detail::OutsideFormat> component_format(Kind kind, const BuildOptions& options) {
+  const std::optional<detail::OutsideFormat> f = detail::find_outside_format(options.format);
+  if (!f || f->kind != kind || f->component == "core") return std::nullopt;
   return detail::linked_outside_format(f->name);
 }
 
-std::unique_ptr<AnySet> build_kind(Kind kind, const BuildOptions& options, std::span<const Bytes> keys) {
-  if (const auto f = outside_format_of(kind, options)) return f->build(options, keys);
-  switch (kind) {
-    case Kind::bloom: return detail::build_bloom(options, keys);
-    case Kind::blocked_bloom: return detail::build_blocked_bloom(options, keys);
-    case Kind::scalable_bloom: return detail::build_scalable_bloom(options, keys);
-    case Kind::cuckoo: return detail::build_cuckoo(options, keys);
-    case Kind::scalable_cuckoo: return detail::build_scalable_cuckoo(options, keys);
-    case Kind::gcs: return detail::build_gcs(options, keys);
-    case Kind::succinct: return detail::build_succinct(options, keys);
-    case Kind::binary_fuse: return detail::build_binary_fuse(options, keys);
-    case Kind::ribbon: return detail::build_ribbon(options, keys);
-    case Kind::expandable: return detail::build_expandable(options, keys);
-    default: break;
-  }
-  throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
+// Load options for an outside format, checked against the options of the kind that
+// writes it that apply when loading (bip158's --siphash-key, ...).
+LoadOptions checked_load_options(const LoadOptions& options) {
+  LoadOptions out = options;
+  for (const KindRow* row : kind_rows())
+    if (row->writes_format(options.format)) out.extra = check_options(*row, options.extra, true);
+  return out;
 }
 
 }  // namespace
 
 uint64_t build_bytes(Kind kind, const BuildOptions& options, std::span<const Bytes> keys) {
-  check_extra(kind, options);
-  if (const auto f = outside_format_of(kind, options)) return f->bytes(options, keys);
-  switch (kind) {
-    case Kind::bloom: return detail::bytes_bloom(options, keys);
-    case Kind::blocked_bloom: return detail::bytes_blocked_bloom(options, keys);
-    case Kind::scalable_bloom: return detail::bytes_scalable_bloom(options, keys);
-    case Kind::cuckoo: return detail::bytes_cuckoo(options, keys);
-    case Kind::scalable_cuckoo: return detail::bytes_scalable_cuckoo(options, keys);
-    case Kind::gcs: return detail::bytes_gcs(options, keys);
-    case Kind::succinct: return detail::bytes_succinct(options, keys);
-    case Kind::binary_fuse: return detail::bytes_binary_fuse(options, keys);
-    case Kind::ribbon: return detail::bytes_ribbon(options, keys);
-    case Kind::expandable: return detail::bytes_expandable(options, keys);
-    default: break;
-  }
-  throw Error(Errc::unsupported, "building a " + std::string(kind_name(kind)) + " is not available in this build");
+  const KindRow& row = kind_row(kind);
+  const BuildOptions checked = checked_build_options(row, options);
+  if (const auto f = component_format(kind, checked)) return f->bytes(checked, keys);
+  return row.build_bytes(checked, keys);
 }
 
 std::unique_ptr<AnySet> build_set(Kind kind, const BuildOptions& options, std::span<const Bytes> keys) {
-  check_extra(kind, options);
+  const KindRow& row = kind_row(kind);
+  const BuildOptions checked = checked_build_options(row, options);
   if (options.key_type == KeyType::u64)
     for (Bytes k : keys)
       if (k.size() != 8)
         throw Error(Errc::invalid_argument, "a u64 key is 8 bytes, not " + std::to_string(k.size()));
+  const std::optional<detail::OutsideFormat> component = component_format(kind, checked);
   if (options.max_bytes) {
-    const uint64_t need = build_bytes(kind, options, keys);
+    const uint64_t need = component ? component->bytes(checked, keys) : row.build_bytes(checked, keys);
     if (need > *options.max_bytes)
-      throw Error(Errc::too_large, "a " + std::string(kind_name(kind)) + " of " +
+      throw Error(Errc::too_large, "a " + std::string(row.name) + " of " +
                                        std::to_string(options.capacity.value_or(keys.size())) + " keys needs " +
                                        std::to_string(need) + " bytes of memory, more than the limit of " +
                                        std::to_string(*options.max_bytes) + " bytes");
   }
-  return with_key_type(build_kind(kind, options, keys), options.key_type);
+  return with_key_type(component ? component->build(checked, keys) : row.build(checked, keys), options.key_type);
 }
 
 std::vector<std::string> extra_option_names(Kind kind) {
-  switch (kind) {
-    case Kind::blocked_bloom: return {"parquet"};
-    case Kind::scalable_bloom: return {"growth", "tightening"};
-    case Kind::cuckoo: return {"fingerprint-bits", "bucket-size"};
-    case Kind::scalable_cuckoo: return {"fingerprint-bits", "bucket-size", "growth"};
-    case Kind::gcs: return {"siphash-key", "golomb-p", "golomb-m"};
-    case Kind::succinct: return {"tail-coding"};
-    case Kind::binary_fuse: return {"fingerprint-bits", "arity"};
-    default: return {};
-  }
+  std::vector<std::string> names;
+  for (const OptionSpec& spec : kind_row(kind).options) names.emplace_back(spec.name);
+  return names;
 }
 
 std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_view format) {
@@ -209,7 +206,7 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
     throw Error(Errc::invalid_argument, "unknown file format '" + std::string(format) + "'");
   if (!has_container_magic(file)) {
     if (format == "auto" && BloomFilter::looks_like_guava(file))
-      return with_key_type(detail::load_bloom(file, true), KeyType::unknown);
+      return with_key_type(detail::load_bloom_guava(file), KeyType::unknown);
     throw Error(Errc::bad_magic, format == "auto" ? "not an amq file or a Guava Bloom filter" : "not an amq file");
   }
   // Dispatch on the header's kind; the kind's loader validates the whole file (a
@@ -218,26 +215,13 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
   if (!kind) parse_container(file);  // throws the precise error: truncated, version, kind
   // The kind's loader has checked the header, its key type byte included.
   const KeyType key_type = container_key_type(file);
-  switch (kind.value_or(Kind{})) {
-    case Kind::bloom: return with_key_type(detail::load_bloom(file, false), key_type);
-    case Kind::blocked_bloom: return with_key_type(detail::load_blocked_bloom(file), key_type);
-    case Kind::scalable_bloom: return with_key_type(detail::load_scalable_bloom(file), key_type);
-    case Kind::cuckoo: return with_key_type(detail::load_cuckoo(file), key_type);
-    case Kind::scalable_cuckoo: return with_key_type(detail::load_scalable_cuckoo(file), key_type);
-    case Kind::gcs: return with_key_type(detail::load_gcs(file), key_type);
-    case Kind::succinct: return with_key_type(detail::load_succinct(file), key_type);
-    case Kind::binary_fuse: return with_key_type(detail::load_binary_fuse(file), key_type);
-    case Kind::ribbon: return with_key_type(detail::load_ribbon(file), key_type);
-    case Kind::expandable: return with_key_type(detail::load_expandable(file), key_type);
-    default: break;
-  }
-  throw Error(Errc::unsupported, "reading a " + std::string(kind_name(kind.value_or(Kind{}))) +
-                                     " is not available in this build");
+  return with_key_type(kind_row(kind.value_or(Kind{})).load(file), key_type);
 }
 
 std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, const LoadOptions& options) {
   if (detail::find_outside_format(options.format))
-    return with_key_type(detail::linked_outside_format(options.format).load(file, options), KeyType::unknown);
+    return with_key_type(detail::linked_outside_format(options.format).load(file, checked_load_options(options)),
+                         KeyType::unknown);
   for (const auto& [name, value] : options.extra)
     throw Error(Errc::invalid_argument, "option --" + name + " does not apply to format '" + options.format + "'");
   return load_set(file, options.format);
@@ -253,9 +237,7 @@ std::unique_ptr<AnySet> open_set(const std::string& path, const LoadOptions& opt
       const std::optional<Kind> kind =
           in.read(head.data(), head.size()) ? container_kind(std::as_bytes(std::span(head))) : std::nullopt;
       const KeyType key_type = kind ? container_key_type(std::as_bytes(std::span(head))) : KeyType::unknown;
-      if (kind == Kind::succinct) return with_key_type(detail::open_succinct(path), key_type);
-      if (kind == Kind::binary_fuse) return with_key_type(detail::open_binary_fuse(path), key_type);
-      if (kind == Kind::ribbon) return with_key_type(detail::open_ribbon(path), key_type);
+      if (kind && kind_row(*kind).open) return with_key_type(kind_row(*kind).open(path), key_type);
     }
   }
   return load_set(read_file(path), options);

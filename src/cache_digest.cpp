@@ -23,13 +23,6 @@ using detail::encode_into;
 
 // ---- HTTP Cache Digests -------------------------------------------------------------
 
-unsigned CacheDigest::log2_p_for(double fpp) {
-  detail::check_fpp(fpp, 1.0, false, "cache digest: ");
-  const double l = std::round(std::log2(1.0 / fpp));
-  if (l > 31) throw Error(Errc::invalid_argument, "a cache digest's P is at most 2^31 (fpp >= 2^-31)");
-  return std::max(1u, static_cast<unsigned>(l));
-}
-
 uint64_t CacheDigest::hash_value(std::string_view url, std::string_view etag, unsigned bits) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;

@@ -15,9 +15,11 @@ constexpr std::array<std::byte, 8> kMagic = {std::byte{'A'},  std::byte{'M'},  s
                                              std::byte{'F'},  std::byte{'\r'}, std::byte{'\n'},
                                              std::byte{0x1a}, std::byte{'\n'}};
 
-constexpr Kind kKinds[] = {Kind::bloom,           Kind::blocked_bloom, Kind::scalable_bloom, Kind::cuckoo,
-                           Kind::scalable_cuckoo, Kind::gcs,           Kind::succinct,
-                             Kind::binary_fuse, Kind::ribbon, Kind::expandable};
+constexpr Kind kKinds[] = {
+#define AMQ_KIND(id, value, name) Kind::id,
+#include "amq/kinds.inc"
+#undef AMQ_KIND
+};
 
 constexpr uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 
@@ -31,16 +33,11 @@ bool all_zero(std::span<const std::byte> b) {
 
 std::string_view kind_name(Kind kind) noexcept {
   switch (kind) {
-    case Kind::bloom: return "bloom";
-    case Kind::blocked_bloom: return "blocked-bloom";
-    case Kind::scalable_bloom: return "scalable-bloom";
-    case Kind::cuckoo: return "cuckoo";
-    case Kind::scalable_cuckoo: return "scalable-cuckoo";
-    case Kind::gcs: return "gcs";
-    case Kind::succinct: return "succinct";
-    case Kind::binary_fuse: return "binary-fuse";
-    case Kind::ribbon: return "ribbon";
-    case Kind::expandable: return "expandable";
+#define AMQ_KIND(id, value, name) \
+  case Kind::id:                  \
+    return name;
+#include "amq/kinds.inc"
+#undef AMQ_KIND
   }
   return "unknown";
 }

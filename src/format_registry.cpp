@@ -18,7 +18,7 @@ void no_options(const LoadOptions& o) {
 
 std::unique_ptr<AnySet> load_guava(std::span<const std::byte> file, const LoadOptions& o) {
   no_options(o);
-  return load_bloom(file, true);
+  return load_bloom_guava(file);
 }
 
 std::unique_ptr<AnySet> load_parquet(std::span<const std::byte> file, const LoadOptions& o) {
@@ -29,9 +29,10 @@ std::unique_ptr<AnySet> load_parquet(std::span<const std::byte> file, const Load
 struct Registry {
   std::mutex mutex;
   std::vector<OutsideFormat> rows{
-      {"guava", Kind::bloom, "core", load_guava, build_bloom, bytes_bloom},
-      {"parquet", Kind::blocked_bloom, "core", load_parquet, build_blocked_bloom, bytes_blocked_bloom},
-      {"bip158", Kind::gcs, "core", load_bip158, build_gcs, bytes_gcs},
+      // Built by their kind's row (any_bloom.cpp, any_blocked_bloom.cpp, any_gcs.cpp).
+      {"guava", Kind::bloom, "core", load_guava},
+      {"parquet", Kind::blocked_bloom, "core", load_parquet},
+      {"bip158", Kind::gcs, "core", load_bip158},
       // Needs SHA-256 and base64 from libcrypto: filled in by amq::formats when linked.
       {"cache-digest", Kind::gcs, "formats"},
   };

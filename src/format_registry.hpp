@@ -23,7 +23,8 @@ struct OutsideFormat {
   // Reads a file in this format (options.format == name).
   std::unique_ptr<AnySet> (*load)(std::span<const std::byte> file, const LoadOptions& options) = nullptr;
   // How a set of `kind` built from keys is kept in this format (options.format == name):
-  // the set, and the bytes its building takes (build_bytes).
+  // the set, and the bytes its building takes (build_bytes). Null for the formats core
+  // implements, which the kind's row builds (its KindRow::formats lists them).
   std::unique_ptr<AnySet> (*build)(const BuildOptions& options, std::span<const Bytes> keys) = nullptr;
   uint64_t (*bytes)(const BuildOptions& options, std::span<const Bytes> keys) = nullptr;
 

@@ -1,4 +1,5 @@
-// The Golomb coding on its own and BIP158 block filters (HTTP Cache Digests: cache_digest.cpp).
+// The Golomb coding on its own, BIP158 block filters, and the one part of HTTP Cache
+// Digests that needs no libcrypto, the rate's rounding (the rest: cache_digest.cpp).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "amq/detail/siphash.hpp"
 #include "amq/error.hpp"
 #include "amq/golomb_coded_set.hpp"
+#include "checks.hpp"
 #include "golomb_stream.hpp"
 
 namespace amq {
@@ -276,6 +278,15 @@ size_t Bip158Filter::contains_many(std::span<const Bytes> elements, std::span<bo
 bool Bip158Filter::match_any(std::span<const Bytes> elements) const {
   std::unique_ptr<bool[]> out(new bool[elements.size() ? elements.size() : 1]);
   return contains_many(elements, std::span<bool>(out.get(), elements.size())) > 0;
+}
+
+// A cache digest's P for the rate asked for. It is in core so that the gcs row's build note
+// can state the rounding in a program without amq::formats.
+unsigned CacheDigest::log2_p_for(double fpp) {
+  detail::check_fpp(fpp, 1.0, false, "cache digest: ");
+  const double l = std::round(std::log2(1.0 / fpp));
+  if (l > 31) throw Error(Errc::invalid_argument, "a cache digest's P is at most 2^31 (fpp >= 2^-31)");
+  return std::max(1u, static_cast<unsigned>(l));
 }
 
 }  // namespace amq

@@ -29,6 +29,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "amq/format.hpp"
@@ -55,6 +56,15 @@ struct SetInfo {
   std::vector<SetLayerInfo> layers;  // empty unless the set describes its layers apart from params
 };
 
+// A kind-specific option's value (amq/registry.hpp: each kind's OptionSpecs say which
+// options it takes, of which type and range): a flag is a bool, an integer a uint64_t, a
+// real a double, a choice or a text a std::string. A value may also be given as text, as
+// on the command line ({"growth", "3"}): build_set parses it by the option's spec with
+// the CLI's rules (parse_option_value), so the two read options alike.
+using OptionValue = std::variant<bool, uint64_t, double, std::string>;
+// Options by name, the CLI's flag without "--" ("fingerprint-bits").
+using OptionMap = std::map<std::string, OptionValue, std::less<>>;
+
 struct BuildOptions {
   double fpp = 0.01;                   // target false-positive rate
   std::optional<uint64_t> capacity;    // expected items; default: the number of keys given
@@ -65,7 +75,10 @@ struct BuildOptions {
   // kind (succinct) stores them big-endian so they sort numerically, and its set takes
   // and gives them little-endian like every other kind.
   KeyType key_type = KeyType::unknown;
-  std::map<std::string, std::string> extra;  // kind-specific options, by CLI option name
+  // Kind-specific options, by CLI option name. build_set checks them once against the
+  // kind's OptionSpecs: an option the kind does not take, a value of the wrong type or out
+  // of range throws amq::Error(invalid_argument).
+  OptionMap extra;
   // Most bytes of memory the structure may take: build_set throws Errc::too_large,
   // before it allocates anything, when build_bytes is more. Unset: no limit.
   std::optional<uint64_t> max_bytes;
@@ -117,7 +130,7 @@ std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, std::string_vi
 // "cache-digest": base64url text).
 struct LoadOptions {
   std::string format = "auto";
-  std::map<std::string, std::string> extra;  // by CLI option name
+  OptionMap extra;  // by CLI option name, checked as BuildOptions::extra is
 };
 std::unique_ptr<AnySet> load_set(std::span<const std::byte> file, const LoadOptions& options);
 
@@ -133,7 +146,8 @@ std::unique_ptr<AnySet> open_set(const std::string& path, const LoadOptions& opt
 // or parameters out of range.
 uint64_t build_bytes(Kind kind, const BuildOptions& options, std::span<const Bytes> keys);
 
-// Kind-specific option names build_set accepts in BuildOptions::extra.
+// Kind-specific option names build_set accepts in BuildOptions::extra (the names of the
+// kind's OptionSpecs, amq/registry.hpp).
 std::vector<std::string> extra_option_names(Kind kind);
 
 }  // namespace amq

@@ -45,17 +45,12 @@
 
 namespace amq {
 
+// The structure kinds, one per line of amq/kinds.inc (the value is what a container's
+// header records).
 enum class Kind : uint16_t {
-  bloom = 1,            // BloomFilter (Guava-compatible)
-  blocked_bloom = 2,    // BlockedBloomFilter (split-block, Parquet-style)
-  scalable_bloom = 3,   // ScalableBloomFilter
-  cuckoo = 4,           // CuckooFilter
-  scalable_cuckoo = 5,  // ScalableCuckooFilter
-  gcs = 6,              // GolombCodedSet
-  succinct = 7,         // SuccinctSet
-  binary_fuse = 8,      // BinaryFuseFilter
-  ribbon = 9,           // RibbonFilter
-  expandable = 10,      // ExpandableFilter
+#define AMQ_KIND(id, value, name) id = value,
+#include "amq/kinds.inc"
+#undef AMQ_KIND
 };
 
 // What the keys of a set are, recorded in its container (header byte 12) so that the

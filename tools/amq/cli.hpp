@@ -112,5 +112,7 @@ void print_info_text(const SetInfo& i);
 // `amq info --json`: one object a line; SetInfo::layers, when there are any, follow params.
 void print_info_json(const SetInfo& i);
 void add_list(CLI::App& app, int& status);
+// tools/amq/advise_cmd.cpp: which kinds fit a set's needs.
+void add_advise(CLI::App& app, int& status);
 
 }  // namespace amq::cli

@@ -15,9 +15,10 @@
 #include "amq/any_set.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
-#include "amq/golomb_coded_set.hpp"
+#include "amq/registry.hpp"
 #include "cli.hpp"
 #include "json_out.hpp"
+#include "kind_flags.hpp"
 #include "numbers.hpp"
 
 namespace amq::cli {
@@ -29,24 +30,23 @@ std::unique_ptr<AnySet> load_path(const std::string& path, const LoadOptions& op
   return in_context(path, [&] { return open_set(path, options); });
 }
 
-// gcs --format bip158: the SipHash key and Golomb-Rice parameters.
+// The options an outside format needs to be read (gcs --format bip158: the SipHash key
+// and Golomb-Rice parameters), generated from the kind rows; load_set checks them
+// against the format's kind.
 struct Bip158Opts {
-  std::string siphash_key;
-  uint64_t golomb_p = 19, golomb_m = 784931;
-  CLI::Option *key = nullptr, *p = nullptr, *m = nullptr;
-  void add(CLI::App& cmd) {
-    key = cmd.add_option("--siphash-key", siphash_key, "gcs --format bip158: the 16-byte SipHash key, 32 hex digits");
-    p = cmd.add_option("--golomb-p", golomb_p, "gcs --format bip158: Golomb-Rice parameter P, 1..62 (default 19)")
-            ->transform(count_in(1, 62));
-    m = cmd.add_option("--golomb-m", golomb_m, "gcs --format bip158: range per element M, >= 1 (default 784931)")
-            ->transform(count_in(1));
-  }
-  void put(std::map<std::string, std::string>& extra) const {
-    if (*key) extra["siphash-key"] = siphash_key;
-    if (*p) extra["golomb-p"] = std::to_string(golomb_p);
-    if (*m) extra["golomb-m"] = std::to_string(golomb_m);
-  }
+  KindFlags flags{true};
+  void add(CLI::App& cmd) { flags.add(cmd); }
+  void put(OptionMap& extra) const { flags.put_text(extra); }
 };
+
+// `amq build --format`'s help: each format and the kinds that write it.
+std::string build_formats_help() {
+  std::string out = "output format: amq (every kind)";
+  for (const KindRow* row : kind_rows())
+    for (std::string_view f : row->formats)
+      if (f != "amq") out += ", " + std::string(f) + " (" + std::string(row->name) + ")";
+  return out;
+}
 
 void save_path(const std::string& path, const AnySet& set) {
   in_context(path, [&] { set.write_to([&](std::span<const std::byte> bytes) { write_output(path, bytes); }); });
@@ -91,20 +91,15 @@ void add_build(CLI::App& app, int& status) {
     std::string out = "-";
     uint64_t seed = 0;
     std::vector<std::string> files;
-    bool parquet = false;
-    double growth = 0, tightening = 0;
-    uint32_t fingerprint_bits = 0, bucket_size = 0;
     uint64_t max_memory = 0;
-    std::string tail_coding;
-    std::string arity;
+    KindFlags kind_flags{false};  // every kind's own options
     RedisTarget redis;
-    Bip158Opts bip158;
     double wait = 0;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("build", "build a set from keys (lines of FILEs, or stdin)");
   std::vector<std::string> kinds;
-  for (Kind k : all_kinds()) kinds.emplace_back(kind_name(k));
+  for (const KindRow* row : kind_rows()) kinds.emplace_back(row->name);
   cmd->add_option("-t,--type", o->kind, "structure kind")->required()->check(CLI::IsMember(kinds));
   cmd->add_option("-p,--fpp", o->fpp,
                   "target false-positive rate: in (0, 1); gcs: (0, 0.5]; gcs --format cache-digest: rounded to the "
@@ -116,68 +111,51 @@ void add_build(CLI::App& app, int& status) {
                               "for gcs and succinct, which hold exactly the keys given")
                   ->transform(count_in(0));
   add_key_type_option(*cmd, o->key_type);
-  cmd->add_option("--format", o->format,
-                  "output format: amq (every kind), guava (bloom), parquet (blocked-bloom: the raw bitset), bip158 "
-                  "or cache-digest (gcs)")
-      ->default_val("amq");
+  cmd->add_option("--format", o->format, build_formats_help())->default_val("amq");
   cmd->add_option("-o,--output", o->out, "output file (default: stdout)");
   cmd->add_option("--seed", o->seed, "hash seed, for kinds with a seeded hash")->transform(count_in())->default_val(0);
   auto* max_mem = cmd->add_option("--max-memory", o->max_memory,
                                   "refuse to build a set that needs more memory than this many bytes (suffix k, M, "
                                   "G or T: powers of 1024; default: the memory available now)")
                       ->transform(byte_size());
-  cmd->add_flag("--parquet", o->parquet, "blocked-bloom: Parquet's hashing (XXH64, seed 0)");
-  auto* growth = cmd->add_option("--growth", o->growth,
-                                 "scalable kinds: size factor of each new layer, in [1, 16] (scalable-cuckoo: a whole "
-                                 "number; default 2)")
-                     ->transform(real_in(1, Bound::closed, 16, Bound::closed));
-  auto* tight = cmd->add_option("--tightening", o->tightening,
-                                "scalable-bloom: error ratio of each new layer, in (0, 1) (default 0.5)")
-                    ->transform(real_in(0, Bound::open, 1, Bound::open));
-  auto* fbits = cmd->add_option("--fingerprint-bits", o->fingerprint_bits,
-                                "cuckoo kinds: fingerprint bits f, 4..32; binary-fuse: 1..32 (default: from --fpp)")
-                    ->transform(count_in(1, 32));
-  cmd->add_option("--arity", o->arity, "binary-fuse: slots a key, 3 or 4 (default: the smaller filter)")
-      ->transform(count_in(3, 4));
-  auto* bsize = cmd->add_option("--bucket-size", o->bucket_size, "cuckoo kinds: slots per bucket, 2, 4 or 8")
-                    ->transform(count_in(2, 8));
-  auto* tcode = cmd->add_option("--tail-coding", o->tail_coding,
-                                "succinct: code the tails with a symbol table learnt from them: auto (where that "
-                                "makes the set smaller; the default), always, never")
-                    ->check(CLI::IsMember({"auto", "always", "never"}));
-  o->bip158.add(*cmd);
+  o->kind_flags.add(*cmd);
   auto* wait = add_wait_option(*cmd, o->wait);
   cmd->add_option("files", o->files, "key files (default: stdin)");
   cmd->add_option("--redis", o->redis.url, "add to a shared scalable-bloom in Redis: redis://[user:password@]host:port[/db]");
   cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
-  cmd->callback([o, cap, growth, tight, fbits, bsize, tcode, max_mem, cmd, wait, &status] {
+  cmd->callback([o, cap, max_mem, cmd, wait, &status] {
+    const KindRow& row = *find_kind_row(o->kind);  // -t is one of the rows' names
     if (o->redis.given()) {
       RedisBuildOptions r{o->kind, o->format, o->out, {}, {}, {}, {}, {}};
       if (*cap) r.capacity = o->capacity;
       if (cmd->count("--seed")) r.seed = o->seed;
       if (cmd->count("--fpp")) r.fpp = o->fpp;
-      if (*growth) r.growth = o->growth;
-      if (*tight) r.tightening = o->tightening;
+      // A shared scalable-bloom's layers: read as the kind reads them (redis_build refuses
+      // any other kind).
+      const auto real = [&](std::string_view name) -> std::optional<double> {
+        const std::string* text = o->kind_flags.given(name);
+        const OptionSpec* spec = row.option(name);
+        if (!text || !spec) return std::nullopt;
+        const OptionValue v = parse_option_value(*spec, *text);
+        if (const double* d = std::get_if<double>(&v)) return *d;
+        if (const uint64_t* u = std::get_if<uint64_t>(&v)) return static_cast<double>(*u);
+        return std::nullopt;
+      };
+      r.growth = real("growth");
+      r.tightening = real("tightening");
       status = redis_build(o->redis, r, read_keys({}, o->files, o->key_type, true));
       return;
     }
-    const Kind kind = *kind_from_name(o->kind);
-    if (kind == Kind::succinct && cmd->count("--fpp"))
-      throw Error(Errc::invalid_argument, "--fpp does not apply to succinct: it is an exact set");
+    const Kind kind = row.kind;
+    if (row.caps.exact && cmd->count("--fpp"))
+      throw Error(Errc::invalid_argument, "--fpp does not apply to " + std::string(row.name) + ": it is an exact set");
     BuildOptions opt;
     opt.fpp = o->fpp;
     if (*cap) opt.capacity = std::max<uint64_t>(o->capacity, 1);  // 0 counts as 1, as in Guava
     opt.format = o->format;
     opt.seed = o->seed;
     opt.key_type = o->key_type;
-    if (o->parquet) opt.extra["parquet"] = "1";
-    if (*growth) opt.extra["growth"] = fmt::format("{}", o->growth);  // shortest text that reads back the same
-    if (*tight) opt.extra["tightening"] = fmt::format("{}", o->tightening);
-    if (*fbits) opt.extra["fingerprint-bits"] = std::to_string(o->fingerprint_bits);
-    if (*bsize) opt.extra["bucket-size"] = std::to_string(o->bucket_size);
-    if (*tcode) opt.extra["tail-coding"] = o->tail_coding;
-    if (cmd->count("--arity")) opt.extra["arity"] = o->arity;
-    o->bip158.put(opt.extra);
+    opt.extra = o->kind_flags.typed(row);
     const KeyList keys = read_keys({}, o->files, o->key_type, true);
     const auto views = keys.views();
     const std::string where = o->out == "-" ? std::string("build") : o->out;
@@ -186,7 +164,7 @@ void add_build(CLI::App& app, int& status) {
     const std::optional<uint64_t> limit = *max_mem ? std::optional<uint64_t>(o->max_memory) : available_memory();
     if (limit) {
       const uint64_t set_bytes = build_bytes(kind, opt, views);
-      const uint64_t need = kind == Kind::succinct ? set_bytes : 2 * set_bytes;
+      const uint64_t need = row.caps.whole_image ? set_bytes : 2 * set_bytes;
       if (need > *limit)
         throw Error(Errc::too_large,
                     fmt::format("{}: a {} of {} keys needs {} of memory (the set and its file image), more than the "
@@ -203,17 +181,13 @@ void add_build(CLI::App& app, int& status) {
       lock.emplace(o->out, wait_limit(wait, o->wait));
     save_path(lock ? lock->path() : o->out, *set);
     // A fixed-size filter given more keys than its capacity still answers, at a worse rate.
-    if ((kind == Kind::bloom || kind == Kind::blocked_bloom) && opt.capacity && views.size() > *opt.capacity)
+    if (row.caps.fills_past_capacity && opt.capacity && views.size() > *opt.capacity)
       fmt::print(stderr,
                  "amq: warning: {}: {} keys are more than the capacity {} (-n): the expected false-positive rate is "
                  "{:g}, not {:g}\n",
                  where, views.size(), *opt.capacity, set->info().fpp_expected, opt.fpp);
-    if (kind == Kind::gcs && opt.format == "cache-digest") {
-      const double rate = std::ldexp(1.0, -static_cast<int>(CacheDigest::log2_p_for(opt.fpp)));
-      if (rate != opt.fpp)
-        fmt::print(stderr, "amq: note: {}: a cache digest's rate is a power of 1/2: --fpp {:g} was rounded to {:g}\n",
-                   where, opt.fpp, rate);
-    }
+    if (row.build_note)
+      if (const std::string note = row.build_note(opt); !note.empty()) fmt::print(stderr, "amq: note: {}: {}\n", where, note);
     status = 0;
   });
 }
@@ -386,9 +360,8 @@ void print_info_text(const SetInfo& i) {
 
 void print_info_json(const SetInfo& i) {
   // Numbers as numbers; the per-layer lists as arrays; names and keys always strings.
-  const auto is_list = [&](const std::string& name) {
-    return (i.kind == Kind::scalable_bloom && name.rfind("layer_", 0) == 0) ||
-           (i.kind == Kind::scalable_cuckoo && name == "fingerprint_bits");
+  const auto is_list = [lists = kind_row(i.kind).list_params](const std::string& name) {
+    return std::find(lists.begin(), lists.end(), name) != lists.end();
   };
   Json params = Json::object();
   for (const auto& [k, v] : i.params) {

@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   amq::cli::add_push(app, status);
   amq::cli::add_pull(app, status);
   amq::cli::add_list(app, status);
+  amq::cli::add_advise(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

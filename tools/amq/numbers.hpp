@@ -15,13 +15,14 @@
 #include <string>
 #include <string_view>
 
+#include "amq/numbers.hpp"
+
 namespace amq::cli {
 
-// Throw amq::Error(invalid_argument) with a message that names the rule broken.
-uint64_t parse_count(std::string_view text, uint64_t lo = 0, uint64_t hi = UINT64_MAX);
-// Bounds are open (excluded) or closed (included).
-enum class Bound { open, closed };
-double parse_real(std::string_view text, double lo, Bound lo_bound, double hi, Bound hi_bound);
+// The rules live in the library (amq/numbers.hpp), shared with the kinds' options.
+using amq::Bound;
+using amq::parse_count;
+using amq::parse_real;
 // A count of bytes with an optional suffix k, M, G or T (powers of 1024; "KiB", "MB"
 // and the like are read the same).
 uint64_t parse_byte_size(std::string_view text);
