@@ -412,21 +412,21 @@ amq::BuildOptions build_options(std::optional<uint64_t> capacity, double fpp, ui
     for (char& c : n)
       if (c == '_') c = '-';
     if (PyBool_Check(value.ptr())) {  // a flag (parquet=True): present or absent
-      if (value.cast<bool>()) o.extra[n] = "";
+      if (value.cast<bool>()) o.extra[n] = true;
       continue;
     }
-    o.extra[n] = py::str(value);
+    o.extra[n] = std::string(py::str(value));  // read by the kind's option spec, as the CLI's text is
   }
   return o;
 }
 
-std::map<std::string, std::string> extra_options(const py::kwargs& options) {
-  std::map<std::string, std::string> out;
+amq::OptionMap extra_options(const py::kwargs& options) {
+  amq::OptionMap out;
   for (auto [name, value] : options) {
     std::string n = py::str(name);
     for (char& c : n)
       if (c == '_') c = '-';
-    out[n] = py::str(value);
+    out[n] = std::string(py::str(value));
   }
   return out;
 }
