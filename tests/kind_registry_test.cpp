@@ -250,6 +250,25 @@ TEST(KindRegistryCli, BuildOffersEveryRow) {
     EXPECT_EQ(r.out, "2\n") << r.err;
   }
 }
+
+// Every row's bench family is one amq-bench runs (`amq bench --list`), so a new kind
+// with no rows in the comparison table fails here.
+TEST(KindRegistryCli, EveryRowHasItsBenchFamily) {
+  const auto list = test::run("'" + test::cli() + "' bench --list");
+  ASSERT_EQ(list.status, 0) << list.err;
+  std::vector<std::string> families;
+  for (size_t i = 0; i < list.out.size();) {
+    const size_t nl = std::min(list.out.find('\n', i), list.out.size());
+    if (nl > i) families.push_back(list.out.substr(i, nl - i));
+    i = nl + 1;
+  }
+  for (const KindRow* row : kind_rows()) {
+    SCOPED_TRACE(std::string(row->name));
+    EXPECT_FALSE(row->bench_family.empty());
+    EXPECT_NE(std::find(families.begin(), families.end(), std::string(row->bench_family)), families.end())
+        << "bench family '" << row->bench_family << "' is not in: " << list.out;
+  }
+}
 #endif
 
 }  // namespace
