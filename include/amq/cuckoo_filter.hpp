@@ -39,7 +39,8 @@
 //  * contains has no data-dependent branch (both buckets are loaded and tested, one
 //    64-bit load each for f = 8, 12, 16 with b = 2, 4), so present and absent keys
 //    cost the same; large tables are on transparent huge pages. contains_many keeps
-//    about kBatch keys' bucket loads in flight and is the faster way to ask many.
+//    about kBatch keys' bucket loads in flight (for tables larger than the L2 cache;
+//    smaller ones it answers key by key) and is the faster way to ask many.
 //  * Not thread-safe: no concurrent calls while any call modifies the filter;
 //    concurrent const calls are safe.
 //
@@ -138,11 +139,25 @@ class BasicCuckooFilter {
   }
   // True if the key may be in the set; false means surely absent.
   bool contains(KeyView key) const noexcept { return table_.contains_hash(hash(key)); }
-  // Batched contains: out[i] = contains(keys[i]); returns how many are true. A rolling
-  // pipeline: key i + kBatch is hashed and both its buckets prefetched while key i is
-  // tested, so about kBatch lookups' cache misses are in flight at once.
+  // Batched contains: out[i] = contains(keys[i]); returns how many are true. For a
+  // table larger than the L2 cache a rolling pipeline: key i + kBatch is hashed and
+  // both its buckets prefetched while key i is tested, so about kBatch lookups' cache
+  // misses are in flight at once. A table that fits L2 is answered key by key (there
+  // the ring and the prefetches only add work).
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
+    if (!prefetches_batches()) {
+      size_t found = 0, i = 0;
+      for (const auto& key : keys) found += out[i++] = contains(KeyView(key));
+      return found;
+    }
+    return contains_many_prefetched(keys, out);
+  }
+  // True when contains_many takes its prefetching path.
+  bool prefetches_batches() const noexcept { return table_.bytes() > detail::l2_cache_bytes(); }
+  // contains_many's prefetching path, whatever the table's size.
+  template <class Keys>
+  size_t contains_many_prefetched(const Keys& keys, std::span<bool> out) const noexcept {
     constexpr size_t kAhead = detail::kBatch;
     detail::CuckooTable::Probe ring[kAhead];
     const size_t n = std::size(keys);
