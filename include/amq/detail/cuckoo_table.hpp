@@ -275,7 +275,14 @@ class CuckooTable {
   bool insert_hash(uint64_t h) { return insert_at(index(h), fingerprint(h)); }
   // The first bucket's free slot inline (the usual case below the design load), the
   // rest out of line.
-  bool insert_at(uint64_t i1, uint32_t fp) { return place(i1, fp) || insert_other(i1, fp); }
+  bool insert_at(uint64_t i1, uint32_t fp) {
+    if (__builtin_expect(f12_b4_, 1)) {
+      if (!put_window<12, 4>(i1, fp)) return insert_other(i1, fp);
+      ++count_;
+      return true;
+    }
+    return place(i1, fp) || insert_other(i1, fp);
+  }
   // Removes one copy of the key's fingerprint; false if there is none.
   bool erase_hash(uint64_t h) noexcept { return erase_at(index(h), fingerprint(h)); }
   bool erase_at(uint64_t i1, uint32_t fp) noexcept;
@@ -318,19 +325,30 @@ class CuckooTable {
     ++count_;
     return true;
   }
+  // put for Path::byte_window; F and B compile-time, or 0 for the table's. The window
+  // test against 0: the lowest flagged lane is the first empty slot (see
+  // window_match), its top bit at s f + f - 1.
+  template <uint32_t F, uint32_t B>
+  bool put_window(uint64_t bucket, uint32_t fp) noexcept {
+    uint64_t stride = bucket_bytes_, ones = wones_, highs = whighs_;
+    uint32_t f = f_;
+    if constexpr (F != 0) {
+      stride = F * B / 8;
+      ones = lane_ones(F, B);
+      highs = ones << (F - 1);
+      f = F;
+    }
+    const uint64_t at = bucket * stride;
+    uint64_t w = load64(at);
+    const uint64_t z = (w - ones) & ~w & highs;
+    if (z == 0) return false;
+    w |= static_cast<uint64_t>(fp) << (std::countr_zero(z) + 1 - f);
+    std::memcpy(bytes_ptr() + at, &w, 8);
+    return true;
+  }
   // Writes fp into the first empty slot of the bucket; false if it has none.
   bool put(uint64_t bucket, uint32_t fp) noexcept {
-    if (__builtin_expect(path_ == Path::byte_window, 1)) {
-      // The window test against 0: the lowest flagged lane is the first empty slot
-      // (see window_match), its top bit at s f + f - 1.
-      const uint64_t at = bucket * bucket_bytes_;
-      uint64_t w = load64(at);
-      const uint64_t z = (w - wones_) & ~w & whighs_;
-      if (z == 0) return false;
-      w |= static_cast<uint64_t>(fp) << (std::countr_zero(z) + 1 - f_);
-      std::memcpy(bytes_ptr() + at, &w, 8);
-      return true;
-    }
+    if (__builtin_expect(path_ == Path::byte_window, 1)) return put_window<0, 0>(bucket, fp);
     const int s = find(bucket, 0);
     if (s < 0) return false;
     set(bucket, static_cast<uint32_t>(s), fp);
