@@ -147,9 +147,21 @@ class BasicCuckooFilter {
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     if (!prefetches_batches()) {
-      size_t found = 0, i = 0;
-      for (const auto& key : keys) found += out[i++] = contains(KeyView(key));
-      return found;
+      // The geometry tests hoisted out of the loop: the stores to `out` (bools) might
+      // alias the table's flags, so contains() inside it would redo them for every key.
+      const auto each = [&](auto test) {
+        size_t found = 0, i = 0;
+        for (const auto& key : keys) {
+          const bool r = test(hash(KeyView(key)));
+          out[i++] = r;
+          found += r;
+        }
+        return found;
+      };
+      if (table_.f12_b4_with_alt_table())
+        return each([this](uint64_t h) { return table_.template contains_plain_table<12, 4>(h); });
+      if (table_.f12_b4()) return each([this](uint64_t h) { return table_.template contains_plain<12, 4>(h); });
+      return each([this](uint64_t h) { return table_.contains_hash(h); });
     }
     return contains_many_prefetched(keys, out);
   }

@@ -133,6 +133,9 @@ class CuckooTable {
   static constexpr uint32_t kAltTableMaxBits = 12;
   static constexpr uint64_t kAltTableRatio = 64;
   bool has_alt_table() const noexcept { return !alt_h_.empty(); }
+  // contains_hash's fastest case: plain alt, f = 12, b = 4 and the array.
+  bool f12_b4_with_alt_table() const noexcept { return f12_b4_ && has_alt_table(); }
+  bool f12_b4() const noexcept { return f12_b4_; }  // plain alt, byte_window, f = 12, b = 4
   // G(fp) of the nested form, before the reduction mod m: the same in every level
   // whose alt_bits agree (ScalableCuckooFilter computes it once per key).
   static uint64_t nested_g(uint64_t fp, uint32_t alt_bits) noexcept {
