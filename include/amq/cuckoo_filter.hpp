@@ -39,8 +39,9 @@
 //  * contains has no data-dependent branch (both buckets are loaded and tested, one
 //    64-bit load each for f = 8, 12, 16 with b = 2, 4), so present and absent keys
 //    cost the same; large tables are on transparent huge pages. contains_many keeps
-//    about kBatch keys' bucket loads in flight (for tables larger than the L2 cache;
-//    smaller ones it answers key by key) and is the faster way to ask many.
+//    about kBatch keys' bucket loads in flight (for tables larger than a quarter of
+//    the last-level cache; smaller ones it answers key by key) and is never slower
+//    than a loop of contains.
 //  * Not thread-safe: no concurrent calls while any call modifies the filter;
 //    concurrent const calls are safe.
 //
@@ -140,10 +141,11 @@ class BasicCuckooFilter {
   // True if the key may be in the set; false means surely absent.
   bool contains(KeyView key) const noexcept { return table_.contains_hash(hash(key)); }
   // Batched contains: out[i] = contains(keys[i]); returns how many are true. For a
-  // table larger than the L2 cache a rolling pipeline: key i + kBatch is hashed and
-  // both its buckets prefetched while key i is tested, so about kBatch lookups' cache
-  // misses are in flight at once. A table that fits L2 is answered key by key (there
-  // the ring and the prefetches only add work).
+  // table larger than a quarter of the last-level cache a rolling pipeline: key
+  // i + kBatch is hashed and both its buckets prefetched while key i is tested, so about
+  // kBatch lookups' cache misses are in flight at once. A smaller table is answered key
+  // by key: there the branch-free lookup already overlaps its misses out of order, and
+  // the ring and the prefetches only add work (measured: docs/decisions/0039).
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     if (!prefetches_batches()) {
@@ -166,7 +168,7 @@ class BasicCuckooFilter {
     return contains_many_prefetched(keys, out);
   }
   // True when contains_many takes its prefetching path.
-  bool prefetches_batches() const noexcept { return table_.bytes() > detail::l2_cache_bytes(); }
+  bool prefetches_batches() const noexcept { return table_.bytes() > detail::last_level_cache_bytes() / 4; }
   // contains_many's prefetching path, whatever the table's size.
   template <class Keys>
   size_t contains_many_prefetched(const Keys& keys, std::span<bool> out) const noexcept {
