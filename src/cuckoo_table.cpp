@@ -55,6 +55,10 @@ CuckooTable::CuckooTable(uint64_t num_buckets, uint32_t fingerprint_bits, uint32
   plain_byte_window_ = alt_bits_ == 0 && path_ == Path::byte_window;
   f12_b4_ = plain_byte_window_ && f_ == 12 && b_ == 4;
   words_.assign((bytes() + 7) / 8 + 1, 0);
+  if (alt_bits_ == 0 && f_ <= kAltTableMaxBits && bytes() >= kAltTableRatio * sizeof(uint32_t) << f_) {
+    alt_h_.resize(size_t{1} << f_);
+    for (uint32_t fp = 0; fp < alt_h_.size(); ++fp) alt_h_[fp] = static_cast<uint32_t>(plain_h(fp));
+  }
   rng_ ^= rng_seed * 0xD6E8FEB86659FD93ULL ^ num_buckets;
   if (rng_ == 0) rng_ = 1;
 }
@@ -76,8 +80,7 @@ bool CuckooTable::test_other(uint64_t i1, uint64_t i2, uint32_t fp) const noexce
   return (static_cast<int>(bucket_has<0, 0>(i1, fp)) | static_cast<int>(bucket_has<0, 0>(i2, fp))) != 0;  // both, no branch
 }
 
-bool CuckooTable::insert_at(uint64_t i1, uint32_t fp) {
-  if (place(i1, fp)) return true;
+bool CuckooTable::insert_other(uint64_t i1, uint32_t fp) {
   const uint64_t i2 = alt(i1, fp);
   if (place(i2, fp)) return true;
   // Both buckets hold nothing but this fingerprint (2b copies of it): no eviction can
@@ -94,10 +97,7 @@ bool CuckooTable::insert_at(uint64_t i1, uint32_t fp) {
   for (uint32_t kick = 0; kick < kMaxKicks; ++kick) {
     for (uint32_t s = 0; s < b_; ++s) {
       const uint32_t g = get(cur, s);
-      const uint64_t a = alt(cur, g);
-      const int e = find(a, 0);
-      if (e >= 0) {
-        set(a, static_cast<uint32_t>(e), g);
+      if (put(alt(cur, g), g)) {
         set(cur, s, carried);
         ++count_;
         return true;

@@ -4,7 +4,55 @@
 #include <cstdio>
 #include <string>
 
+#include <unistd.h>
+
 namespace amq {
+
+namespace {
+// The size of cpu0's cache of `level` (sysfs names each: "1024K"), or 0.
+size_t sysfs_cache_bytes(int level) noexcept {
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::FILE* f = std::fopen((dir + "level").c_str(), "r");
+    if (!f) continue;
+    int got_level = 0;
+    const bool ok = std::fscanf(f, "%d", &got_level) == 1;
+    std::fclose(f);
+    if (!ok || got_level != level) continue;
+    f = std::fopen((dir + "type").c_str(), "r");
+    if (!f) continue;
+    char type[16] = {};
+    const bool typed = std::fscanf(f, "%15s", type) == 1;
+    std::fclose(f);
+    if (!typed || std::string(type) == "Instruction") continue;
+    f = std::fopen((dir + "size").c_str(), "r");
+    if (!f) continue;
+    unsigned long long v = 0;
+    char unit = 0;
+    const int got = std::fscanf(f, "%llu%c", &v, &unit);
+    std::fclose(f);
+    if (got < 1) continue;
+    if (got == 2 && unit == 'K') v <<= 10;
+    if (got == 2 && unit == 'M') v <<= 20;
+    return static_cast<size_t>(v);
+  }
+  return 0;
+}
+}  // namespace
+
+size_t detail::l2_cache_bytes() noexcept {
+  static const size_t bytes = [] {
+    size_t v = sysfs_cache_bytes(2);
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    if (v == 0) {
+      const long s = sysconf(_SC_LEVEL2_CACHE_SIZE);
+      if (s > 0) v = static_cast<size_t>(s);
+    }
+#endif
+    return v ? v : size_t{1} << 20;
+  }();
+  return bytes;
+}
 
 size_t detail::last_level_cache_bytes() noexcept {
   // sysfs names each cache of cpu0 ("32768K"); sysconf's figure may be the whole

@@ -4,11 +4,13 @@
 
 #include <cmath>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <unordered_set>
 
 #include "amq/detail/byte_io.hpp"
+#include "amq/detail/prefetch.hpp"
 #include "amq/error.hpp"
 #include "amq/format.hpp"
 #include "multiset_model.hpp"
@@ -343,6 +345,122 @@ TEST(CuckooFilter, PropertyAgainstMultiset) {
     for (uint32_t b : {2u, 4u, 8u}) property_run(f, b, 128, 10 + f * b, 20'000, false);
 }
 
+// Builds a filter by a fixed recipe (inserts to `load` of its slots, erases every 7th
+// key, re-inserts every 11th), reloads its file, and returns {XXH64 of the file,
+// XXH64 of the reloaded filter's answers (contains, count) to inserted and random
+// keys}. Also checks there, for the keys asked, no false negatives and that
+// contains_many answers as contains.
+std::pair<uint64_t, uint64_t> cuckoo_recipe_digest(CuckooFilter f, double load, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> keys;
+  const uint64_t n = static_cast<uint64_t>(static_cast<double>(f.slots()) * load);
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t k = rng();
+    if (f.insert(k) == CuckooStatus::inserted) keys.push_back(k);
+  }
+  std::vector<bool> erased(keys.size());
+  for (size_t i = 0; i < keys.size(); i += 7) erased[i] = f.erase(keys[i]);
+  for (size_t i = 0; i < keys.size(); i += 11)
+    if (f.insert(keys[i]) == CuckooStatus::inserted) erased[i] = false;
+  const std::vector<std::byte> file = f.serialize();
+  const CuckooFilter g = CuckooFilter::load(file);
+  std::vector<uint8_t> answers;
+  std::vector<uint64_t> asked;
+  for (int i = 0; i < 1 << 15; ++i) {
+    const size_t at = i % 2 ? rng() % keys.size() : 0;
+    const uint64_t k = i % 2 ? keys[at] : rng();
+    const bool yes = g.contains(k);
+    if (i % 2 && !erased[at]) {
+      EXPECT_TRUE(yes) << k;
+    }
+    answers.push_back(static_cast<uint8_t>(yes | g.count(k) << 1));
+    asked.push_back(k);
+  }
+  std::unique_ptr<bool[]> out(new bool[asked.size()]);
+  g.contains_many(asked, std::span<bool>(out.get(), asked.size()));
+  for (size_t i = 0; i < asked.size(); ++i) EXPECT_EQ(out[i], (answers[i] & 1) != 0) << i;
+  return {XXH64(file.data(), file.size(), 0), XXH64(answers.data(), answers.size(), 0)};
+}
+
+TEST(CuckooFilter, SamePlacementAndAnswersAsBeforeTheFastPaths) {
+  // Digests recorded with the code before the alternate-bucket array, the two-window
+  // SSE test and the window-based free-slot search: the same recipe must write the same
+  // bytes (so every slot is placed as before) and a file reloaded must answer the same.
+  // The geometries cover the array (f <= 12 on a large table: the first three and
+  // f = 8, b = 8) and its absence (b = 2 here, f = 16, a small table, f = 10).
+  struct Case {
+    uint64_t buckets;
+    uint32_t f, b;
+    uint64_t seed;
+    double load;
+    bool alt_table;
+    uint64_t file, answers;
+  };
+  const Case cases[] = {
+      {uint64_t{1} << 18, 12, 4, 7, 0.95, true, 0xe33ec8cbb072a45aULL, 0x48404772834be480ULL},
+      {300002, 12, 4, 8, 0.94, true, 0x2a2075bd9bbdb174ULL, 0x0578783aaa5c42d4ULL},
+      {60000, 8, 4, 9, 0.95, true, 0xaf8ff9faab47274aULL, 0xed405dcd6f0e7167ULL},
+      {200000, 12, 2, 10, 0.84, false, 0xa10d886971d233c3ULL, 0xc43f144b5e512992ULL},
+      {40000, 8, 8, 11, 0.97, true, 0xab7a359db240f091ULL, 0x77ac316c5ddfec3dULL},
+      {20000, 16, 4, 12, 0.95, false, 0xce9f7969ee27ae36ULL, 0xe4e02e3a75b4cf08ULL},
+      {1000, 12, 4, 13, 0.95, false, 0xcce757cbe31a1807ULL, 0x9427108207f3fe23ULL},
+      {50000, 10, 4, 14, 0.94, false, 0xbb9f484e6ffb48e9ULL, 0xfe09794909f0939aULL},
+  };
+  for (const Case& c : cases) {
+    const auto f = CuckooFilter::with_buckets(c.buckets, c.f, c.b, {.seed = c.seed});
+    EXPECT_EQ(f.table().has_alt_table(), c.alt_table) << c.f << " " << c.b << " " << c.buckets;
+    const auto [file, answers] = cuckoo_recipe_digest(f, c.load, 42);
+    EXPECT_EQ(file, c.file) << c.f << " " << c.b << " " << c.buckets;
+    EXPECT_EQ(answers, c.answers) << c.f << " " << c.b << " " << c.buckets;
+  }
+}
+
+TEST(CuckooTable, AlternateArrayAgreesWithTheFormula) {
+  // With the array, alt() must equal the plain formula for every fingerprint and a
+  // spread of buckets, including the last ones (where H - i wraps).
+  for (uint32_t f : {4u, 8u, 12u}) {
+    const uint64_t m = (uint64_t{64} * 4 << f) / (4 * f / 8 + (4 * f % 8 != 0)) + 2;
+    CuckooTable t(m + m % 2, f, 4);
+    ASSERT_TRUE(t.has_alt_table()) << f;
+    CuckooTable small(64, f, 4);
+    ASSERT_FALSE(small.has_alt_table()) << f;
+    for (uint32_t fp = 1; fp < (1u << f); ++fp)
+      for (uint64_t i : {uint64_t{0}, uint64_t{1}, t.num_buckets() / 2, t.num_buckets() - 2, t.num_buckets() - 1}) {
+        ASSERT_EQ(t.alt(i, fp), t.alt_plain(i, fp)) << f << " " << fp << " " << i;
+        ASSERT_EQ(t.alt(t.alt(i, fp), fp), i);
+      }
+  }
+  // Longer fingerprints, and the nested form, never take one.
+  EXPECT_FALSE(CuckooTable(uint64_t{1} << 20, 13, 4).has_alt_table());
+  EXPECT_FALSE(CuckooTable(uint64_t{1} << 20, 12, 4, 0, 12).has_alt_table());
+}
+
+TEST(CuckooFilter, ContainsManyPrefetchesOnlyAboveAQuarterOfTheLLC) {
+  // Key by key up to a quarter of the last-level cache (the prefetching ring was up to
+  // a third slower than a loop of contains there), the prefetching path above it; the
+  // answers are the same.
+  const uint64_t quarter = detail::last_level_cache_bytes() / 4;
+  const uint64_t fit = quarter / 6 - (quarter / 6) % 2;  // f = 12, b = 4: 6-byte buckets
+  EXPECT_FALSE(CuckooFilter::with_buckets(fit, 12, 4).prefetches_batches());
+  auto big = CuckooFilter::with_buckets(fit + 2, 12, 4);
+  EXPECT_TRUE(big.prefetches_batches());
+  std::mt19937_64 rng(21);
+  std::vector<uint64_t> keys(60'000);
+  for (auto& k : keys) k = rng();
+  for (size_t i = 0; i < keys.size(); i += 2) ASSERT_EQ(big.insert(keys[i]), CuckooStatus::inserted);
+  std::unique_ptr<bool[]> out(new bool[keys.size()]);
+  size_t expect = 0;
+  const size_t found = big.contains_many(keys, std::span<bool>(out.get(), keys.size()));
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(out[i], big.contains(keys[i])) << i;
+    if (i % 2 == 0) {
+      ASSERT_TRUE(out[i]) << i;
+    }
+    expect += out[i];
+  }
+  EXPECT_EQ(found, expect);
+}
+
 TEST(CuckooFilter, ContainsManyAgreesWithContains) {
   for (uint32_t f : {5u, 8u, 12u, 16u, 21u, 32u})
     for (uint32_t b : {2u, 4u, 8u}) {
@@ -360,12 +478,18 @@ TEST(CuckooFilter, ContainsManyAgreesWithContains) {
         expect += out[i];
       }
       EXPECT_EQ(found, expect);
+      // The prefetching path too (this small table is answered key by key).
+      ASSERT_FALSE(cf.prefetches_batches());
+      ASSERT_EQ(cf.contains_many_prefetched(keys, std::span<bool>(out.get(), keys.size())), expect);
+      for (size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(out[i], cf.contains(keys[i])) << i;
       // Short batches (shorter than, equal to and just past the prefetch distance).
       for (size_t len : {0u, 1u, 15u, 16u, 17u, 33u}) {
         const std::span<const std::string> part(keys.data() + 7, len);
         size_t want = 0;
         for (const auto& k : part) want += cf.contains(k);
         ASSERT_EQ(cf.contains_many(part, std::span<bool>(out.get(), len)), want);
+        for (size_t i = 0; i < len; ++i) ASSERT_EQ(out[i], cf.contains(part[i]));
+        ASSERT_EQ(cf.contains_many_prefetched(part, std::span<bool>(out.get(), len)), want);
         for (size_t i = 0; i < len; ++i) ASSERT_EQ(out[i], cf.contains(part[i]));
       }
     }

@@ -82,17 +82,20 @@ class BloomFilter {
   bool contains(KeyView key) const noexcept { return contains_hash(murmur3_x64_128(key.bytes())); }
 
   // Batched contains: out[i] = contains(keys[i]); returns how many are true. For a
-  // filter at least the size of the last-level cache it hashes a batch first and
-  // prefetches every word it will test, so the batch's misses overlap; a smaller filter
-  // is answered key by key (prefetching there only added work). `keys` is any range of
-  // things KeyView accepts.
+  // filter larger than the L2 cache (detail::l2_cache_bytes()) it hashes a batch first
+  // and prefetches every word it will test, so the batch's misses overlap (contains
+  // stops at the first clear bit, a branch that mispredicts and serialises the misses);
+  // a filter that fits L2 is answered key by key (prefetching there only adds work).
+  // `keys` is any range of things KeyView accepts.
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
-    if (size_in_bytes() >= detail::last_level_cache_bytes()) return contains_many_prefetched(keys, out);
+    if (prefetches_batches()) return contains_many_prefetched(keys, out);
     size_t found = 0, i = 0;
     for (const auto& key : keys) found += out[i++] = contains(KeyView(key));
     return found;
   }
+  // True when contains_many takes its prefetching path.
+  bool prefetches_batches() const noexcept { return size_in_bytes() > detail::l2_cache_bytes(); }
   // contains_many's prefetching path, whatever the filter's size.
   template <class Keys>
   size_t contains_many_prefetched(const Keys& keys, std::span<bool> out) const noexcept;

@@ -39,7 +39,9 @@
 //  * contains has no data-dependent branch (both buckets are loaded and tested, one
 //    64-bit load each for f = 8, 12, 16 with b = 2, 4), so present and absent keys
 //    cost the same; large tables are on transparent huge pages. contains_many keeps
-//    about kBatch keys' bucket loads in flight and is the faster way to ask many.
+//    about kBatch keys' bucket loads in flight (for tables larger than a quarter of
+//    the last-level cache; smaller ones it answers key by key) and is never slower
+//    than a loop of contains.
 //  * Not thread-safe: no concurrent calls while any call modifies the filter;
 //    concurrent const calls are safe.
 //
@@ -138,11 +140,38 @@ class BasicCuckooFilter {
   }
   // True if the key may be in the set; false means surely absent.
   bool contains(KeyView key) const noexcept { return table_.contains_hash(hash(key)); }
-  // Batched contains: out[i] = contains(keys[i]); returns how many are true. A rolling
-  // pipeline: key i + kBatch is hashed and both its buckets prefetched while key i is
-  // tested, so about kBatch lookups' cache misses are in flight at once.
+  // Batched contains: out[i] = contains(keys[i]); returns how many are true. For a
+  // table larger than a quarter of the last-level cache a rolling pipeline: key
+  // i + kBatch is hashed and both its buckets prefetched while key i is tested, so about
+  // kBatch lookups' cache misses are in flight at once. A smaller table is answered key
+  // by key: there the branch-free lookup already overlaps its misses out of order, and
+  // the ring and the prefetches only add work (measured: docs/decisions/0039).
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
+    if (!prefetches_batches()) {
+      // The geometry tests hoisted out of the loop: the stores to `out` (bools) might
+      // alias the table's flags, so contains() inside it would redo them for every key.
+      const auto each = [&](auto test) {
+        size_t found = 0, i = 0;
+        for (const auto& key : keys) {
+          const bool r = test(hash(KeyView(key)));
+          out[i++] = r;
+          found += r;
+        }
+        return found;
+      };
+      if (table_.f12_b4_with_alt_table())
+        return each([this](uint64_t h) { return table_.template contains_plain_table<12, 4>(h); });
+      if (table_.f12_b4()) return each([this](uint64_t h) { return table_.template contains_plain<12, 4>(h); });
+      return each([this](uint64_t h) { return table_.contains_hash(h); });
+    }
+    return contains_many_prefetched(keys, out);
+  }
+  // True when contains_many takes its prefetching path.
+  bool prefetches_batches() const noexcept { return table_.bytes() > detail::last_level_cache_bytes() / 4; }
+  // contains_many's prefetching path, whatever the table's size.
+  template <class Keys>
+  size_t contains_many_prefetched(const Keys& keys, std::span<bool> out) const noexcept {
     constexpr size_t kAhead = detail::kBatch;
     detail::CuckooTable::Probe ring[kAhead];
     const size_t n = std::size(keys);

@@ -46,6 +46,10 @@
 #include "amq/detail/huge_pages.hpp"
 #include "amq/hash.hpp"
 
+#if defined(__SSE4_1__)
+#include <immintrin.h>
+#endif
+
 namespace amq::detail {
 
 // Lane constants for `slots` lanes of `bits` each: ones = 1 in each lane's low bit.
@@ -113,14 +117,25 @@ class CuckooTable {
   uint64_t index(uint64_t h) const noexcept { return ((h >> 32) * m_) >> 32; }
   uint32_t alt_bits() const noexcept { return alt_bits_; }
   uint64_t alt(uint64_t i, uint32_t fp) const noexcept {
-    if (__builtin_expect(alt_bits_ == 0, 1)) return alt_plain(i, fp);
+    if (__builtin_expect(alt_bits_ == 0, 1)) return minus_mod_m(has_alt_table() ? alt_h_[fp] : plain_h(fp), i);
     return alt_nested(i, nested_g(fp, alt_bits_));
   }
   // The plain form: H(fp) = floor(((fp * golden mod 2^64) >> 32) * m / 2^32) | 1.
-  uint64_t alt_plain(uint64_t i, uint32_t fp) const noexcept {
+  uint64_t alt_plain(uint64_t i, uint32_t fp) const noexcept { return minus_mod_m(plain_h(fp), i); }
+  uint64_t plain_h(uint32_t fp) const noexcept {
     const uint64_t mixed = (static_cast<uint64_t>(fp) * 0x9E3779B97F4A7C15ULL) >> 32;
-    return minus_mod_m(((mixed * m_) >> 32) | 1, i);
+    return ((mixed * m_) >> 32) | 1;
   }
+  // H(fp) of the plain form for every fingerprint, kept when fingerprints are short
+  // (f <= kAltTableMaxBits) and the table is at least kAltTableRatio times the size of
+  // this array: a lookup then reads H from L1 instead of two dependent multiplies,
+  // which lets more lookups' bucket loads be in flight at once.
+  static constexpr uint32_t kAltTableMaxBits = 12;
+  static constexpr uint64_t kAltTableRatio = 64;
+  bool has_alt_table() const noexcept { return !alt_h_.empty(); }
+  // contains_hash's fastest case: plain alt, f = 12, b = 4 and the array.
+  bool f12_b4_with_alt_table() const noexcept { return f12_b4_ && has_alt_table(); }
+  bool f12_b4() const noexcept { return f12_b4_; }  // plain alt, byte_window, f = 12, b = 4
   // G(fp) of the nested form, before the reduction mod m: the same in every level
   // whose alt_bits agree (ScalableCuckooFilter computes it once per key).
   static uint64_t nested_g(uint64_t fp, uint32_t alt_bits) noexcept {
@@ -207,9 +222,19 @@ class CuckooTable {
       highs = ones << (F - 1);
     }
     const uint64_t pattern = ones * fp;
+#if defined(__SSE4_1__)
+    // Both windows in one 128-bit register: one xor, subtract, and-not and test for
+    // the two, fewer instructions per lookup than two scalar tests.
+    const __m128i w = _mm_set_epi64x(static_cast<long long>(load64(i2 * stride)),
+                                     static_cast<long long>(load64(i1 * stride)));
+    const __m128i x = _mm_xor_si128(w, _mm_set1_epi64x(static_cast<long long>(pattern)));
+    const __m128i z = _mm_andnot_si128(x, _mm_sub_epi64(x, _mm_set1_epi64x(static_cast<long long>(ones))));
+    return !_mm_testz_si128(z, _mm_set1_epi64x(static_cast<long long>(highs)));
+#else
     const uint64_t x1 = load64(i1 * stride) ^ pattern;
     const uint64_t x2 = load64(i2 * stride) ^ pattern;
     return (((x1 - ones) & ~x1) | ((x2 - ones) & ~x2)) & highs;
+#endif
   }
   void prefetch(const Probe& p) const noexcept {
     __builtin_prefetch(bytes_ptr() + ((p.i1 * bucket_bits_) >> 3), 0, 3);
@@ -221,7 +246,10 @@ class CuckooTable {
     // so the single-key lookup loop stays short; everything else out of line. The
     // paper's geometry (f = 12, b = 4) has its lane constants and 6-byte bucket stride
     // compiled in (about a tenth faster).
-    if (__builtin_expect(f12_b4_, 1)) return contains_plain<12, 4>(h);
+    if (__builtin_expect(f12_b4_, 1)) {
+      if (__builtin_expect(has_alt_table(), 1)) return contains_plain_table<12, 4>(h);
+      return contains_plain<12, 4>(h);
+    }
     if (__builtin_expect(plain_byte_window_, 1)) return contains_plain<0, 0>(h);
     return contains_hash_other(h);
   }
@@ -232,6 +260,13 @@ class CuckooTable {
     const uint32_t fp = fingerprint<F>(h);
     return test_byte_windows<F, B>(i1, alt_plain(i1, fp), fp);
   }
+  // The same reading H(fp) from the alternate-bucket array (has_alt_table()).
+  template <uint32_t F, uint32_t B>
+  [[gnu::always_inline]] bool contains_plain_table(uint64_t h) const noexcept {
+    const uint64_t i1 = index(h);
+    const uint32_t fp = fingerprint<F>(h);
+    return test_byte_windows<F, B>(i1, minus_mod_m(alt_h_[fp], i1), fp);
+  }
   // The same with the first bucket and the fingerprint given.
   bool contains_at(uint64_t i1, uint32_t fp) const noexcept { return test(probe_at(i1, fp)); }
   void prefetch_at(uint64_t i1, uint32_t fp) const noexcept { prefetch(probe_at(i1, fp)); }
@@ -241,7 +276,16 @@ class CuckooTable {
   uint32_t count_at(uint64_t i1, uint32_t fp) const noexcept { return count_in(i1, fp) + count_in(alt(i1, fp), fp); }
   // Inserts the key's fingerprint; false (table unchanged) when it cannot be placed.
   bool insert_hash(uint64_t h) { return insert_at(index(h), fingerprint(h)); }
-  bool insert_at(uint64_t i1, uint32_t fp);
+  // The first bucket's free slot inline (the usual case below the design load), the
+  // rest out of line.
+  bool insert_at(uint64_t i1, uint32_t fp) {
+    if (__builtin_expect(f12_b4_, 1)) {
+      if (!put_window<12, 4>(i1, fp)) return insert_other(i1, fp);
+      ++count_;
+      return true;
+    }
+    return place(i1, fp) || insert_other(i1, fp);
+  }
   // Removes one copy of the key's fingerprint; false if there is none.
   bool erase_hash(uint64_t h) noexcept { return erase_at(index(h), fingerprint(h)); }
   bool erase_at(uint64_t i1, uint32_t fp) noexcept;
@@ -275,14 +319,42 @@ class CuckooTable {
     return (x - wones_) & ~x & whighs_;
   }
   bool test_other(uint64_t i1, uint64_t i2, uint32_t fp) const noexcept;  // the other paths
+  bool insert_other(uint64_t i1, uint32_t fp);  // insert_at when bucket i1 is full
   bool contains_hash_other(uint64_t h) const noexcept;
   const std::byte* bytes_ptr() const noexcept { return reinterpret_cast<const std::byte*>(words_.data()); }
   std::byte* bytes_ptr() noexcept { return reinterpret_cast<std::byte*>(words_.data()); }
   bool place(uint64_t bucket, uint32_t fp) noexcept {
+    if (!put(bucket, fp)) return false;
+    ++count_;
+    return true;
+  }
+  // put for Path::byte_window; F and B compile-time, or 0 for the table's. The window
+  // test against 0: the lowest flagged lane is the first empty slot (see
+  // window_match), its top bit at s f + f - 1.
+  template <uint32_t F, uint32_t B>
+  bool put_window(uint64_t bucket, uint32_t fp) noexcept {
+    uint64_t stride = bucket_bytes_, ones = wones_, highs = whighs_;
+    uint32_t f = f_;
+    if constexpr (F != 0) {
+      stride = F * B / 8;
+      ones = lane_ones(F, B);
+      highs = ones << (F - 1);
+      f = F;
+    }
+    const uint64_t at = bucket * stride;
+    uint64_t w = load64(at);
+    const uint64_t z = (w - ones) & ~w & highs;
+    if (z == 0) return false;
+    w |= static_cast<uint64_t>(fp) << (std::countr_zero(z) + 1 - f);
+    std::memcpy(bytes_ptr() + at, &w, 8);
+    return true;
+  }
+  // Writes fp into the first empty slot of the bucket; false if it has none.
+  bool put(uint64_t bucket, uint32_t fp) noexcept {
+    if (__builtin_expect(path_ == Path::byte_window, 1)) return put_window<0, 0>(bucket, fp);
     const int s = find(bucket, 0);
     if (s < 0) return false;
     set(bucket, static_cast<uint32_t>(s), fp);
-    ++count_;
     return true;
   }
   uint64_t next_random() noexcept {  // xorshift64*
@@ -322,6 +394,7 @@ class CuckooTable {
   // loads then rarely miss the TLB as well as the cache.
   std::vector<uint64_t, HugePageAllocator<uint64_t>> words_;
   std::vector<Move> moves_;      // the kick chain being tried (scratch)
+  std::vector<uint32_t> alt_h_;  // H(fp) for every fp < 2^f, or empty (has_alt_table)
 };
 
 

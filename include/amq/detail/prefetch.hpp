@@ -25,4 +25,9 @@ inline void prefetch(const void* p) noexcept { __builtin_prefetch(p, 0, 3); }
 // already overlaps the misses.
 size_t last_level_cache_bytes() noexcept;
 
+// The size of one core's L2 cache (sysfs for CPU 0, else sysconf, else 1 MiB), read
+// once. A structure larger than this misses L2 on most random probes, which is where
+// prefetching a batch of probes pays for its extra work (BloomFilter::contains_many).
+size_t l2_cache_bytes() noexcept;
+
 }  // namespace amq::detail
