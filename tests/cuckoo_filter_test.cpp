@@ -17,6 +17,14 @@
 #include "test_util.hpp"
 
 namespace amq {
+namespace detail {
+struct CuckooFilterTestPeer {
+  template <class H>
+  static const CuckooTable& table(const BasicCuckooFilter<H>& f) {
+    return f.table_;
+  }
+};
+}  // namespace detail
 namespace {
 
 using detail::CuckooTable;
@@ -408,7 +416,7 @@ TEST(CuckooFilter, SamePlacementAndAnswersAsBeforeTheFastPaths) {
   };
   for (const Case& c : cases) {
     const auto f = CuckooFilter::with_buckets(c.buckets, c.f, c.b, {.seed = c.seed});
-    EXPECT_EQ(f.table().has_alt_table(), c.alt_table) << c.f << " " << c.b << " " << c.buckets;
+    EXPECT_EQ(detail::CuckooFilterTestPeer::table(f).has_alt_table(), c.alt_table) << c.f << " " << c.b << " " << c.buckets;
     const auto [file, answers] = cuckoo_recipe_digest(f, c.load, 42);
     EXPECT_EQ(file, c.file) << c.f << " " << c.b << " " << c.buckets;
     EXPECT_EQ(answers, c.answers) << c.f << " " << c.b << " " << c.buckets;

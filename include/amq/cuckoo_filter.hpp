@@ -105,6 +105,7 @@ struct LoadedCuckoo {
 };
 LoadedCuckoo parse_cuckoo(std::span<const std::byte> file);
 void check_hasher(uint32_t file_id, uint32_t want_id, const char* what);
+struct CuckooFilterTestPeer;  // tests: the filter's table (defined by the tests)
 }  // namespace detail
 
 template <class Hasher = Xxh3Hasher>
@@ -245,6 +246,7 @@ class BasicCuckooFilter {
   }
 
  private:
+  friend struct detail::CuckooFilterTestPeer;
   BasicCuckooFilter(detail::CuckooTable t, Hasher h) : table_(std::move(t)), hasher_(h) {}
   static detail::CuckooTable make_table(const CuckooParams& p, uint64_t seed) {
     return detail::CuckooTable(p.num_buckets, p.fingerprint_bits, p.bucket_size, seed);
