@@ -55,6 +55,15 @@ std::optional<std::string> store_get(PyLogStore& s, py::object key) {
   return st.get(k);
 }
 
+void store_put(PyLogStore& s, py::object key, py::object value) {
+  KeyScratch scratch;
+  const Bytes k = key_bytes(key, scratch);
+  const std::string v = value_bytes(value);
+  amq::LogStore& st = s.get();
+  py::gil_scoped_release nogil;
+  st.put(k, amq::as_bytes(v));
+}
+
 std::vector<std::pair<std::string, std::string>> store_items(PyLogStore& s) {
   amq::LogStore& st = s.get();
   std::vector<std::pair<std::string, std::string>> out;
@@ -112,22 +121,8 @@ void register_log_store(py::module_& m) {
         }
         s.store.reset();
       }, "Syncs, writes the index snapshot and releases the directory's lock. Later calls raise ValueError.")
-      .def("__setitem__", [](PyLogStore& s, py::object key, py::object value) {
-        KeyScratch scratch;
-        const Bytes k = key_bytes(key, scratch);
-        const std::string v = value_bytes(value);
-        amq::LogStore& st = s.get();
-        py::gil_scoped_release nogil;
-        st.put(k, amq::as_bytes(v));
-      })
-      .def("put", [](PyLogStore& s, py::object key, py::object value) {
-        KeyScratch scratch;
-        const Bytes k = key_bytes(key, scratch);
-        const std::string v = value_bytes(value);
-        amq::LogStore& st = s.get();
-        py::gil_scoped_release nogil;
-        st.put(k, amq::as_bytes(v));
-      }, py::arg("key"), py::arg("value"), "Sets key to value (as db[key] = value).")
+      .def("__setitem__", &store_put)
+      .def("put", &store_put, py::arg("key"), py::arg("value"), "Sets key to value (as db[key] = value).")
       .def("__getitem__", [](PyLogStore& s, py::object key) {
         auto v = store_get(s, key);
         if (!v) throw py::key_error(py::repr(key));

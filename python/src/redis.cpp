@@ -33,6 +33,12 @@ amq::RedisOptions redis_options(double connect_timeout, double command_timeout) 
   return o;
 }
 
+amq::RedisBloomInfo redis_info(PyRedis& r) {
+  py::gil_scoped_release nogil;
+  std::lock_guard lock(r.mu);
+  return r.f->info();
+}
+
 }  // namespace
 
 // A flat list of bindings: the class's methods.
@@ -104,12 +110,7 @@ void register_redis(py::module_& m) {
         return out;
       }, py::arg("keys"), "A NumPy bool array: out[i] = keys[i] in the filter.")
       .def("info", [](PyRedis& r) {
-        amq::RedisBloomInfo i;
-        {
-          py::gil_scoped_release nogil;
-          std::lock_guard lock(r.mu);
-          i = r.f->info();
-        }
+        const amq::RedisBloomInfo i = redis_info(r);
         py::dict d;
         d["name"] = i.name;
         d["kind"] = std::string(amq::kind_name(i.kind));
@@ -133,12 +134,7 @@ void register_redis(py::module_& m) {
         return r.f->destroy();
       }, "Deletes the filter from Redis; True if it existed.")
       .def("__repr__", [](PyRedis& r) {
-        amq::RedisBloomInfo i;
-        {
-          py::gil_scoped_release nogil;
-          std::lock_guard lock(r.mu);
-          i = r.f->info();
-        }
+        const amq::RedisBloomInfo i = redis_info(r);
         char rate[32];
         std::snprintf(rate, sizeof rate, "%.3g", i.fpp_expected);
         return "<amq.RedisBloomFilter name=" + i.name + " items=" + std::to_string(i.items) +
