@@ -145,168 +145,215 @@ BinaryFuseFilter BinaryFuseFilter::build_hashes(std::span<const uint64_t> hashes
   return build_impl(hashes, nullptr, options);
 }
 
-BinaryFuseFilter BinaryFuseFilter::build_impl(std::span<const uint64_t> keys, std::vector<uint64_t>* owned,
-                                              const Options& options) {
-  check_options(options);
-  const unsigned arity = options.arity, w = options.fingerprint_bits;
-  // The keys' hashes, ours to reorder: each try replaces them by their mixed values
-  // (mix() is a bijection, undone by unmix()) and groups those by their first slot.
-  std::vector<uint64_t> copy;
-  if (!owned) copy.assign(keys.begin(), keys.end());
-  std::vector<uint64_t>& xs = owned ? *owned : copy;
-  bool deduplicated = false, mixed = false;
-  Layout layout = layout_for(xs.size(), arity);
-  if (layout.slots > kMaxSlots)
-    throw Error(Errc::too_large, "binary fuse filter: " + std::to_string(xs.size()) +
-                                     " keys need more than 2^32 - 1 slots");
-
+// build_impl's steps, in the order it takes them: lay the slots out, mix the hashes with
+// a construction seed, count each key into its slots, peel, and assign the fingerprints
+// in reverse peeling order; a seed whose keys do not peel is replaced by the next.
+struct BinaryFuseFilter::Builder {
   BinaryFuseFilter f{Raw{}};  // the query side's fields, for positions() and fingerprint()
-  f.arity_ = arity;
-  f.width_ = w;
-  f.fp_mask_ = (uint64_t{1} << w) - 1;
-  f.lane_ = lane_of(w);
-
+  const unsigned arity;
   // Large arrays on 2 MiB pages, for the random accesses of the peeling.
   std::vector<uint8_t, detail::HugePageAllocator<uint8_t>> count;  // per slot: keys << 2 | XOR of position indices
   std::vector<uint64_t, detail::HugePageAllocator<uint64_t>> xors;  // per slot: XOR of the keys' mixed hashes
   std::vector<uint32_t, detail::HugePageAllocator<uint32_t>> order;  // the slots in peeling order
-  uint64_t seed_state = options.seed;
+
+  explicit Builder(const Options& options) : arity(options.arity) {
+    f.arity_ = arity;
+    f.width_ = options.fingerprint_bits;
+    f.fp_mask_ = (uint64_t{1} << f.width_) - 1;
+    f.lane_ = lane_of(f.width_);
+  }
+
+  void find_peeling_seed(std::vector<uint64_t>& xs, Layout layout, uint64_t seed_state);
+  void mix_with_seed(std::vector<uint64_t>& xs, uint64_t seed, bool mixed);
+  void lay_out(const Layout& layout, uint64_t n);
+  bool count_keys(const std::vector<uint64_t>& xs);
+  bool peel();
+  std::array<std::byte, kParamsSize> params(uint64_t hash_seed) const;
+  void assign_fingerprints(std::span<std::byte> payload);
+};
+
+// Tries construction seeds until the keys peel. Equal hashes (equal mixed values) never
+// peel: the first failure also sorts the hashes once, drops repeats and lays the array
+// out anew for the keys that remain.
+void BinaryFuseFilter::Builder::find_peeling_seed(std::vector<uint64_t>& xs, Layout layout, uint64_t seed_state) {
+  bool deduplicated = false, mixed = false;
   for (unsigned attempt = 0;; ++attempt) {
     if (attempt == kMaxSeeds)
       throw Error(Errc::invalid_argument, "binary fuse filter: no construction seed peeled " + std::to_string(xs.size()) +
                                      " keys in " + std::to_string(kMaxSeeds) + " tries");
-    const uint64_t n = xs.size();
-    const uint64_t previous_seed = f.seed_;
-    f.seed_ = detail::splitmix64(seed_state += 0x9E3779B97F4A7C15ULL);
-    for (uint64_t& v : xs) v = f.mix(mixed ? unmix(v) - previous_seed : v);
+    mix_with_seed(xs, detail::splitmix64(seed_state += 0x9E3779B97F4A7C15ULL), mixed);
     mixed = true;
-    f.seg_len_ = layout.seg_len;
-    f.seg_mask_ = layout.seg_len - 1;
-    f.seg_count_ = layout.seg_count;
-    f.count_len_ = layout.seg_count * layout.seg_len;
-    f.slots_ = layout.slots;
-    f.n_ = n;
-    const size_t slots = layout.slots;
+    lay_out(layout, xs.size());
     // In order of their first slot (x's top bits), keys touch a window of a few
     // segments at a time instead of the whole array.
     if (layout.seg_count > 8) group_by_top_bits(xs, std::min(16, static_cast<int>(std::bit_width(layout.seg_count - 1))));
-    count.assign(slots, 0);
-    xors.assign(slots, 0);
-    order.resize(n);
-
-    bool overflow = false;
-    uint64_t p[4];
-    for (const uint64_t x : xs) {
-      f.positions(x, p);
-      for (unsigned j = 0; j < arity; ++j) {
-        const uint8_t c = count[p[j]];
-        overflow |= c >= 252;
-        count[p[j]] = static_cast<uint8_t>((c + 4) ^ j);
-        xors[p[j]] ^= x;
-      }
-    }
-    size_t top = 0;
-    if (!overflow) {
-      // Peel: a slot with one key gives it that key; the key leaves its other slots,
-      // whose counts are looked at right after (from the order, used as the queue).
-      auto peel = [&](uint64_t s) {
-        if ((count[s] >> 2) != 1 || top == n) return;
-        const uint64_t x = xors[s];
-        const unsigned j = count[s] & 3;
-        order[top++] = static_cast<uint32_t>(s);
-        count[s] = static_cast<uint8_t>(j);  // no key left; the index stays for the fill
-        uint64_t q[4];
-        f.positions(x, q);
-        for (unsigned m = 0; m < arity; ++m) {
-          if (m == j) continue;
-          count[q[m]] = static_cast<uint8_t>((count[q[m]] - 4) ^ m);
-          xors[q[m]] ^= x;
-        }
-      };
-      size_t head = 0;
-      for (size_t s = 0; s < slots && top < n; ++s) {
-        peel(s);
-        while (head < top) {
-          const uint64_t x = xors[order[head++]];
-          uint64_t q[4];
-          f.positions(x, q);
-          for (unsigned m = 0; m < arity; ++m) peel(q[m]);
-        }
-      }
-    }
-    if (top == n) break;
+    if (count_keys(xs) && peel()) return;
     if (!deduplicated) {
-      // Equal hashes (equal mixed values) never peel: sort once, drop repeats, and lay
-      // the array out anew.
       deduplicated = true;
       std::sort(xs.begin(), xs.end());
       xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
       layout = layout_for(xs.size(), arity);
     }
   }
-  // The peeling state is all the fill needs: free what it does not before allocating.
-  std::vector<uint64_t>().swap(xs);
+}
 
-  // The params (docs/format.md), written field by field into their fixed 40 bytes.
+// Replaces each hash by its value mixed with `seed`; once mixed (with the filter's
+// previous seed), a value is first unmixed back to the key's hash.
+void BinaryFuseFilter::Builder::mix_with_seed(std::vector<uint64_t>& xs, uint64_t seed, bool mixed) {
+  const uint64_t previous_seed = f.seed_;
+  f.seed_ = seed;
+  for (uint64_t& v : xs) v = f.mix(mixed ? unmix(v) - previous_seed : v);
+}
+
+void BinaryFuseFilter::Builder::lay_out(const Layout& layout, uint64_t n) {
+  f.seg_len_ = layout.seg_len;
+  f.seg_mask_ = layout.seg_len - 1;
+  f.seg_count_ = layout.seg_count;
+  f.count_len_ = layout.seg_count * layout.seg_len;
+  f.slots_ = layout.slots;
+  f.n_ = n;
+}
+
+// Counts each key into its slots and XORs it into them; false if a slot's count would
+// overflow its 6 bits (such keys cannot peel with this seed).
+bool BinaryFuseFilter::Builder::count_keys(const std::vector<uint64_t>& xs) {
+  count.assign(f.slots_, 0);
+  xors.assign(f.slots_, 0);
+  order.resize(f.n_);
+  bool overflow = false;
+  uint64_t p[4];
+  for (const uint64_t x : xs) {
+    f.positions(x, p);
+    for (unsigned j = 0; j < arity; ++j) {
+      const uint8_t c = count[p[j]];
+      overflow |= c >= 252;
+      count[p[j]] = static_cast<uint8_t>((c + 4) ^ j);
+      xors[p[j]] ^= x;
+    }
+  }
+  return !overflow;
+}
+
+// Peel: a slot with one key gives it that key; the key leaves its other slots, whose
+// counts are looked at right after (from the order, used as the queue). True when every
+// key peeled.
+bool BinaryFuseFilter::Builder::peel() {
+  const uint64_t n = f.n_;
+  const size_t slots = f.slots_;
+  size_t top = 0;
+  auto peel_slot = [&](uint64_t s) {
+    if ((count[s] >> 2) != 1 || top == n) return;
+    const uint64_t x = xors[s];
+    const unsigned j = count[s] & 3;
+    order[top++] = static_cast<uint32_t>(s);
+    count[s] = static_cast<uint8_t>(j);  // no key left; the index stays for the fill
+    uint64_t q[4];
+    f.positions(x, q);
+    for (unsigned m = 0; m < arity; ++m) {
+      if (m == j) continue;
+      count[q[m]] = static_cast<uint8_t>((count[q[m]] - 4) ^ m);
+      xors[q[m]] ^= x;
+    }
+  };
+  size_t head = 0;
+  for (size_t s = 0; s < slots && top < n; ++s) {
+    peel_slot(s);
+    while (head < top) {
+      const uint64_t x = xors[order[head++]];
+      uint64_t q[4];
+      f.positions(x, q);
+      for (unsigned m = 0; m < arity; ++m) peel_slot(q[m]);
+    }
+  }
+  return top == n;
+}
+
+// The params (docs/format.md), written field by field into their fixed 40 bytes.
+std::array<std::byte, kParamsSize> BinaryFuseFilter::Builder::params(uint64_t hash_seed) const {
   std::array<std::byte, kParamsSize> params{};
   const uint32_t hasher_id = Xxh3Hasher::id, seg_len32 = static_cast<uint32_t>(f.seg_len_),
                  seg_count32 = static_cast<uint32_t>(f.seg_count_);
   std::memcpy(params.data(), &hasher_id, 4);
   params[4] = std::byte{static_cast<uint8_t>(arity)};
-  params[5] = std::byte{static_cast<uint8_t>(w)};
-  detail::store_le64(params.data() + 8, options.seed);
+  params[5] = std::byte{static_cast<uint8_t>(f.width_)};
+  detail::store_le64(params.data() + 8, hash_seed);
   detail::store_le64(params.data() + 16, f.seed_);
   detail::store_le64(params.data() + 24, f.n_);
   std::memcpy(params.data() + 32, &seg_len32, 4);
   std::memcpy(params.data() + 36, &seg_count32, 4);
-  const uint64_t payload_len = payload_bytes_for(f.slots_, w);
-  // Lookups read 3 or 4 random slots: a large array on 2 MiB pages misses the TLB far less.
-  auto storage = detail::FileStorage::allocate(container_size(params.size(), payload_len));
-  const std::span<std::byte> file = storage->writable();
-  write_container_to(file, Kind::binary_fuse, params, payload_len, [&](std::span<std::byte> payload) {
-    if (payload.empty()) return;
-    std::memset(payload.data(), 0, payload.size());
-    f.fp_ = payload.data();
-    std::byte* const out = payload.data();
-    // In reverse peeling order each key's slot is the last of its slots to be set.
-    for (size_t k = f.n_; k-- > 0;) {
-      const uint32_t s = order[k];
-      const uint64_t x = xors[s];
-      const unsigned j = count[s] & 3;
-      uint64_t q[4];
-      f.positions(x, q);
-      uint64_t v = f.fingerprint(x);
-      for (unsigned m = 0; m < arity; ++m) {
-        if (m == j) continue;
-        switch (f.lane_) {
-          case 1: v ^= f.slot<1>(q[m]); break;
-          case 2: v ^= f.slot<2>(q[m]); break;
-          case 4: v ^= f.slot<4>(q[m]); break;
-          default: v ^= f.slot<0>(q[m]); break;
-        }
-      }
+  return params;
+}
+
+// In reverse peeling order each key's slot is the last of its slots to be set: it gets
+// the key's fingerprint XOR the other slots' values.
+void BinaryFuseFilter::Builder::assign_fingerprints(std::span<std::byte> payload) {
+  if (payload.empty()) return;
+  std::memset(payload.data(), 0, payload.size());
+  f.fp_ = payload.data();
+  std::byte* const out = payload.data();
+  const unsigned w = f.width_;
+  for (size_t k = f.n_; k-- > 0;) {
+    const uint32_t s = order[k];
+    const uint64_t x = xors[s];
+    const unsigned j = count[s] & 3;
+    uint64_t q[4];
+    f.positions(x, q);
+    uint64_t v = f.fingerprint(x);
+    for (unsigned m = 0; m < arity; ++m) {
+      if (m == j) continue;
       switch (f.lane_) {
-        case 1: out[s] = std::byte{static_cast<uint8_t>(v)}; break;
-        case 2: {
-          const uint16_t v16 = static_cast<uint16_t>(v);
-          std::memcpy(out + 2 * uint64_t{s}, &v16, 2);
-          break;
-        }
-        case 4: {
-          const uint32_t v32 = static_cast<uint32_t>(v);
-          std::memcpy(out + 4 * uint64_t{s}, &v32, 4);
-          break;
-        }
-        default: {
-          const uint64_t bit = uint64_t{s} * w;
-          uint64_t word;
-          std::memcpy(&word, out + (bit >> 3), 8);
-          word |= v << (bit & 7);
-          std::memcpy(out + (bit >> 3), &word, 8);
-        }
+        case 1: v ^= f.slot<1>(q[m]); break;
+        case 2: v ^= f.slot<2>(q[m]); break;
+        case 4: v ^= f.slot<4>(q[m]); break;
+        default: v ^= f.slot<0>(q[m]); break;
       }
     }
-  });
+    switch (f.lane_) {
+      case 1: out[s] = std::byte{static_cast<uint8_t>(v)}; break;
+      case 2: {
+        const uint16_t v16 = static_cast<uint16_t>(v);
+        std::memcpy(out + 2 * uint64_t{s}, &v16, 2);
+        break;
+      }
+      case 4: {
+        const uint32_t v32 = static_cast<uint32_t>(v);
+        std::memcpy(out + 4 * uint64_t{s}, &v32, 4);
+        break;
+      }
+      default: {
+        const uint64_t bit = uint64_t{s} * w;
+        uint64_t word;
+        std::memcpy(&word, out + (bit >> 3), 8);
+        word |= v << (bit & 7);
+        std::memcpy(out + (bit >> 3), &word, 8);
+      }
+    }
+  }
+}
+
+BinaryFuseFilter BinaryFuseFilter::build_impl(std::span<const uint64_t> keys, std::vector<uint64_t>* owned,
+                                              const Options& options) {
+  check_options(options);
+  // The keys' hashes, ours to reorder: each try replaces them by their mixed values
+  // (mix() is a bijection, undone by unmix()) and groups those by their first slot.
+  std::vector<uint64_t> copy;
+  if (!owned) copy.assign(keys.begin(), keys.end());
+  std::vector<uint64_t>& xs = owned ? *owned : copy;
+  const Layout layout = layout_for(xs.size(), options.arity);
+  if (layout.slots > kMaxSlots)
+    throw Error(Errc::too_large, "binary fuse filter: " + std::to_string(xs.size()) +
+                                     " keys need more than 2^32 - 1 slots");
+  Builder b(options);
+  b.find_peeling_seed(xs, layout, options.seed);
+  // The peeling state is all the fill needs: free what it does not before allocating.
+  std::vector<uint64_t>().swap(xs);
+
+  const auto params = b.params(options.seed);
+  const uint64_t payload_len = payload_bytes_for(b.f.slots_, b.f.width_);
+  // Lookups read 3 or 4 random slots: a large array on 2 MiB pages misses the TLB far less.
+  auto storage = detail::FileStorage::allocate(container_size(params.size(), payload_len));
+  write_container_to(storage->writable(), Kind::binary_fuse, params, payload_len,
+                     [&](std::span<std::byte> payload) { b.assign_fingerprints(payload); });
   return from_storage(std::move(storage), false);
 }
 

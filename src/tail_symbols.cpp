@@ -101,21 +101,19 @@ void write_table(const std::vector<Sym>& syms, std::byte* out) {
   }
 }
 
-}  // namespace
+constexpr size_t kTokens = 512;  // codes 0..254 (255 unused), then 256 + byte
 
-// Each round codes the sample with the table so far, counting every token (a symbol,
-// or an escaped byte) and every pair of tokens in a row; the next table keeps the 255
-// candidates (the tokens and the pairs joined, cut to 8 bytes) that covered the most
-// bytes (count times length).
-void TailSymbols::train(std::span<const std::string_view> sample, std::byte* out) {
-  constexpr size_t kTokens = 512;  // codes 0..254 (255 unused), then 256 + byte
-  std::vector<Sym> syms;
-  std::vector<uint32_t> count1(kTokens), count2(kTokens * kTokens);
-  std::vector<uint16_t> tokens;
-  // The sample side by side: five rounds read it, and its views into the keys miss
-  // the cache at nearly every tail (the copy saves 7-15 ms of a ~125 ms URL set's
-  // build and 15-30 of ~330 on the paths).
-  std::string arena;
+// How often each token (a symbol, or an escaped byte) and each pair of tokens in a row
+// occur when the sample is coded with one table.
+struct TokenCounts {
+  std::vector<uint32_t> one = std::vector<uint32_t>(kTokens);
+  std::vector<uint32_t> pair = std::vector<uint32_t>(kTokens * kTokens);  // [a * kTokens + b]
+  std::vector<uint16_t> tokens;                                           // one tail's, reused
+};
+
+// The sample side by side in `arena`, as views into it: five rounds read it, and its
+// views into the keys miss the cache at nearly every tail.
+std::vector<std::string_view> side_by_side(std::span<const std::string_view> sample, std::string& arena) {
   size_t total = 0;
   for (std::string_view s : sample) total += s.size();
   arena.reserve(total);
@@ -123,59 +121,87 @@ void TailSymbols::train(std::span<const std::string_view> sample, std::byte* out
   std::vector<std::string_view> tails(sample.size());
   for (size_t i = 0, at = 0; i < sample.size(); at += sample[i].size(), ++i)
     tails[i] = std::string_view(arena).substr(at, sample[i].size());
+  return tails;
+}
+
+void count_tokens(const std::vector<std::string_view>& tails, const std::byte* table, TokenCounts& c) {
+  const TailEncoder enc(table);
+  std::fill(c.one.begin(), c.one.end(), 0);
+  std::fill(c.pair.begin(), c.pair.end(), 0);
+  for (std::string_view s : tails) {
+    c.tokens.clear();
+    while (!s.empty()) {
+      const TailEncoder::Match m = enc.match(s);
+      c.tokens.push_back(m.len ? m.code : static_cast<uint16_t>(256 + static_cast<uint8_t>(s[0])));
+      s.remove_prefix(m.len ? m.len : 1);
+    }
+    for (size_t i = 0; i < c.tokens.size(); ++i) {
+      ++c.one[c.tokens[i]];
+      if (i > 0) ++c.pair[c.tokens[i - 1] * kTokens + c.tokens[i]];
+    }
+  }
+}
+
+// Every candidate with the bytes it covered (count times length): each token, and each
+// pair of tokens joined and cut to 8 bytes. A symbol may appear more than once.
+std::vector<std::pair<Sym, uint64_t>> candidate_gains(const TokenCounts& c, const std::byte* table) {
+  const TailSymbols t(table);
+  auto sym_of = [&](uint16_t tok) -> Sym {
+    if (tok >= 256) return {tok - 256u, 1};
+    return {t.symbol(static_cast<uint8_t>(tok)), t.length(static_cast<uint8_t>(tok))};
+  };
+  std::vector<std::pair<Sym, uint64_t>> gains;
+  for (uint16_t a = 0; a < kTokens; ++a) {
+    if (c.one[a] == 0) continue;
+    const Sym x = sym_of(a);
+    gains.push_back({x, uint64_t{c.one[a]} * x.second});
+    if (x.second == 8) continue;  // a pair would be cut back to x
+    for (uint16_t b = 0; b < kTokens; ++b) {
+      const uint32_t n = c.pair[a * kTokens + b];
+      if (n == 0) continue;
+      const Sym y = sym_of(b);
+      const uint8_t l = static_cast<uint8_t>(std::min(8, x.second + y.second));
+      uint64_t w = x.first | (y.first << (8 * x.second));
+      if (l < 8) w &= (uint64_t{1} << (8 * l)) - 1;
+      gains.push_back({{w, l}, uint64_t{n} * l});
+    }
+  }
+  return gains;
+}
+
+// The kCodes symbols of the largest gains, those of the same bytes summed first (two
+// pairs of tokens can join to the same symbol) by a sort: a map took most of a round.
+std::vector<Sym> best_symbols(std::vector<std::pair<Sym, uint64_t>> gains) {
+  std::sort(gains.begin(), gains.end());
+  std::vector<std::pair<uint64_t, Sym>> ranked;
+  for (size_t i = 0; i < gains.size();) {
+    uint64_t g = 0;
+    const Sym sym = gains[i].first;
+    for (; i < gains.size() && gains[i].first == sym; ++i) g += gains[i].second;
+    ranked.emplace_back(g, sym);
+  }
+  const size_t keep = std::min(ranked.size(), TailSymbols::kCodes);
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end(),
+                    [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
+  std::vector<Sym> syms;
+  for (size_t i = 0; i < keep; ++i) syms.push_back(ranked[i].second);
+  return syms;
+}
+
+}  // namespace
+
+// Each round codes the sample with the table so far, counting every token and every
+// pair of tokens in a row; the next table keeps the 255 candidates (the tokens and the
+// pairs joined, cut to 8 bytes) that covered the most bytes.
+void TailSymbols::train(std::span<const std::string_view> sample, std::byte* out) {
+  std::string arena;
+  const std::vector<std::string_view> tails = side_by_side(sample, arena);
+  TokenCounts counts;
+  std::vector<Sym> syms;
   for (int round = 0; round < 5; ++round) {
     write_table(syms, out);
-    const TailEncoder enc(out);
-    const TailSymbols t(out);
-    std::fill(count1.begin(), count1.end(), 0);
-    std::fill(count2.begin(), count2.end(), 0);
-    for (std::string_view s : tails) {
-      tokens.clear();
-      while (!s.empty()) {
-        const TailEncoder::Match m = enc.match(s);
-        tokens.push_back(m.len ? m.code : static_cast<uint16_t>(256 + static_cast<uint8_t>(s[0])));
-        s.remove_prefix(m.len ? m.len : 1);
-      }
-      for (size_t i = 0; i < tokens.size(); ++i) {
-        ++count1[tokens[i]];
-        if (i > 0) ++count2[tokens[i - 1] * kTokens + tokens[i]];
-      }
-    }
-    auto sym_of = [&](uint16_t tok) -> Sym {
-      if (tok >= 256) return {tok - 256u, 1};
-      return {t.symbol(static_cast<uint8_t>(tok)), t.length(static_cast<uint8_t>(tok))};
-    };
-    // Every candidate with its gain, then those of the same bytes summed (two pairs of
-    // tokens can join to the same symbol) by a sort: a map took most of a round.
-    std::vector<std::pair<Sym, uint64_t>> gains;
-    for (uint16_t a = 0; a < kTokens; ++a) {
-      if (count1[a] == 0) continue;
-      const Sym x = sym_of(a);
-      gains.push_back({x, uint64_t{count1[a]} * x.second});
-      if (x.second == 8) continue;  // a pair would be cut back to x
-      for (uint16_t b = 0; b < kTokens; ++b) {
-        const uint32_t n = count2[a * kTokens + b];
-        if (n == 0) continue;
-        const Sym y = sym_of(b);
-        const uint8_t l = static_cast<uint8_t>(std::min(8, x.second + y.second));
-        uint64_t w = x.first | (y.first << (8 * x.second));
-        if (l < 8) w &= (uint64_t{1} << (8 * l)) - 1;
-        gains.push_back({{w, l}, uint64_t{n} * l});
-      }
-    }
-    std::sort(gains.begin(), gains.end());
-    std::vector<std::pair<uint64_t, Sym>> ranked;
-    for (size_t i = 0; i < gains.size();) {
-      uint64_t g = 0;
-      const Sym sym = gains[i].first;
-      for (; i < gains.size() && gains[i].first == sym; ++i) g += gains[i].second;
-      ranked.emplace_back(g, sym);
-    }
-    const size_t keep = std::min(ranked.size(), kCodes);
-    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end(),
-                      [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
-    syms.clear();
-    for (size_t i = 0; i < keep; ++i) syms.push_back(ranked[i].second);
+    count_tokens(tails, out, counts);
+    syms = best_symbols(candidate_gains(counts, out));
   }
   write_table(syms, out);
 }

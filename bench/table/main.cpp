@@ -21,14 +21,105 @@
 namespace amq::cli {
 namespace {
 
+struct BenchOpts {
+  bench::Options b;
+  bool json = false;
+  std::string plot;
+  bool list = false;
+};
+
+// Arguments are checked before anything is printed.
+void check_bench_args(const BenchOpts& o, const std::string& families) {
+  if (!o.b.only.empty()) {
+    bool any = false;
+    for (const auto& f : bench::family_names()) any |= f.find(o.b.only) != std::string::npos;
+    if (!any)
+      throw Error(Errc::invalid_argument, "--only '" + o.b.only + "' names no structure family (" + families + ")");
+  }
+  if (o.b.synthetic == 0 && !std::ifstream(o.b.data))
+    throw Error(Errc::not_found, o.b.data + ": cannot read: " + std::strerror(errno));
+  if (!o.plot.empty()) {
+    const std::filesystem::path dir = std::filesystem::path(o.plot).parent_path();
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+      throw Error(Errc::not_found, o.plot + ": no such directory: " + dir.string());
+  }
+}
+
+// The text table's heading: the machine, the data, the method and the columns.
+void print_table_heading(const bench::Options& b) {
+  fmt::print("amq bench — {}\n", bench::machine_description());
+  fmt::print("{}\n", bench::memory_description());
+  fmt::print("data: {}\n",
+             b.synthetic ? fmt::format("{} random 64-bit keys, passed as uint64_t (peers without an integer "
+                                       "API get the same 8 bytes)",
+                                       b.synthetic)
+                         : b.data);
+  fmt::print(
+      "ns per key; lookups: up to {} keys from each of the present and absent lists, best of {} passes after a "
+      "warm-up, in thread CPU time; builds: median of {} in wall time\n\n",
+      bench::kLookupSample, bench::lookup_passes(b.repeats), std::max(1, b.repeats));
+  fmt::print("{:<28} {:>10} {:>12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n", "structure", "n", "bytes",
+             "bits/key", "fpp tgt", "fpp meas", "build ns", "pos ns", "neg ns", "batch ns", "params / note");
+}
+
+void print_table_row(const bench::Row& r) {
+  if (r.n == 0) {
+    fmt::print("{:<28} {}\n", r.structure, r.note);
+    return;
+  }
+  fmt::print("{:<28} {:>10} {:>12} {:>8.2f} {:>9.4g} {:>9.4g} {:>9.1f} {:>9.1f} {:>9.1f} {:>9}  {}{}{}\n",
+             r.structure, r.n, r.bytes, r.bits_per_key, r.fpp_target, r.fpp_measured, r.build_ns_per_key,
+             r.lookup_pos_ns, r.lookup_neg_ns,
+             r.batch_lookup_ns > 0 ? fmt::format("{:.1f}", r.batch_lookup_ns) : std::string("-"), r.params,
+             r.note.empty() ? "" : "; ", r.note);
+}
+
+Json row_json(const bench::Row& r) {
+  return {{"structure", r.structure},
+          {"params", r.params},
+          {"n", r.n},
+          {"bytes", r.bytes},
+          {"bits_per_key", r.bits_per_key},
+          {"fpp_target", r.fpp_target},
+          {"fpp_measured", r.fpp_measured},
+          {"build_ns_per_key", r.build_ns_per_key},
+          {"lookup_pos_ns", r.lookup_pos_ns},
+          {"lookup_neg_ns", r.lookup_neg_ns},
+          {"batch_lookup_ns", r.batch_lookup_ns},
+          {"note", r.note}};
+}
+
+// Runs every family, printing each row as it comes (--json: one document, written when
+// the table is complete), then draws --plot.
+void run_bench(const BenchOpts& o) {
+  std::vector<bench::Row> rows;  // kept for --plot
+  Json rows_json = Json::array();
+  if (!o.json) print_table_heading(o.b);
+  flush_stdout();
+  bench::run_all(o.b, [&](const bench::Row& r) {
+    if (!o.plot.empty()) rows.push_back(r);
+    if (o.json)
+      rows_json.push_back(row_json(r));
+    else
+      print_table_row(r);
+    std::fflush(stdout);
+  });
+  if (o.json) fmt::print("{}\n", json_text(rows_json, 2));
+  // A missing gnuplot is a warning (plot_bench says so): the table, the main output, is
+  // complete. gnuplot failing throws, exit status 2.
+  if (!o.plot.empty()) {
+    const auto measured = std::find_if(rows.begin(), rows.end(), [](const bench::Row& r) { return r.n > 0; });
+    plot_bench(o.plot,
+               fmt::format("amq bench: {} keys, {}", measured == rows.end() ? 0 : measured->n,
+                           o.b.synthetic ? "random 64-bit" : o.b.data),
+               rows);
+  }
+}
+
+// The option definitions (a flat list), then the callback: --list, or check and run.
 void add_bench_options(CLI::App* cmd, int& status) {
-  struct Opts {
-    bench::Options b;
-    bool json = false;
-    std::string plot;
-    bool list = false;
-  };
-  auto o = std::make_shared<Opts>();
+  auto o = std::make_shared<BenchOpts>();
   cmd->add_option("--data", o->b.data, "key file, one key a line")->default_val("/usr/share/dict/words");
   cmd->add_option("--synthetic", o->b.synthetic, "use N >= 1 random 64-bit keys instead of --data")
       ->transform(count_in(1));
@@ -60,77 +151,8 @@ void add_bench_options(CLI::App* cmd, int& status) {
       status = 0;
       return;
     }
-    // Arguments are checked before anything is printed.
-    if (!o->b.only.empty()) {
-      bool any = false;
-      for (const auto& f : bench::family_names()) any |= f.find(o->b.only) != std::string::npos;
-      if (!any)
-        throw Error(Errc::invalid_argument, "--only '" + o->b.only + "' names no structure family (" + families + ")");
-    }
-    if (o->b.synthetic == 0 && !std::ifstream(o->b.data))
-      throw Error(Errc::not_found, o->b.data + ": cannot read: " + std::strerror(errno));
-    if (!o->plot.empty()) {
-      const std::filesystem::path dir = std::filesystem::path(o->plot).parent_path();
-      std::error_code ec;
-      if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
-        throw Error(Errc::not_found, o->plot + ": no such directory: " + dir.string());
-    }
-    std::vector<bench::Row> rows;  // kept for --plot
-    const bool json = o->json;
-    Json rows_json = Json::array();  // --json: one document, written when the table is complete
-    if (!json) {
-      fmt::print("amq bench — {}\n", bench::machine_description());
-      fmt::print("{}\n", bench::memory_description());
-      fmt::print("data: {}\n",
-                 o->b.synthetic ? fmt::format("{} random 64-bit keys, passed as uint64_t (peers without an integer "
-                                                "API get the same 8 bytes)",
-                                                o->b.synthetic)
-                                  : o->b.data);
-      fmt::print(
-          "ns per key; lookups: up to {} keys from each of the present and absent lists, best of {} passes after a "
-          "warm-up, in thread CPU time; builds: median of {} in wall time\n\n",
-          bench::kLookupSample, bench::lookup_passes(o->b.repeats), std::max(1, o->b.repeats));
-      fmt::print("{:<28} {:>10} {:>12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n", "structure", "n", "bytes",
-                 "bits/key", "fpp tgt", "fpp meas", "build ns", "pos ns", "neg ns", "batch ns", "params / note");
-    }
-    flush_stdout();
-    bench::run_all(o->b, [&](const bench::Row& r) {
-      if (!o->plot.empty()) rows.push_back(r);
-      if (json) {
-        Json row = {{"structure", r.structure},
-                    {"params", r.params},
-                    {"n", r.n},
-                    {"bytes", r.bytes},
-                    {"bits_per_key", r.bits_per_key},
-                    {"fpp_target", r.fpp_target},
-                    {"fpp_measured", r.fpp_measured},
-                    {"build_ns_per_key", r.build_ns_per_key},
-                    {"lookup_pos_ns", r.lookup_pos_ns},
-                    {"lookup_neg_ns", r.lookup_neg_ns},
-                    {"batch_lookup_ns", r.batch_lookup_ns},
-                    {"note", r.note}};
-        rows_json.push_back(std::move(row));
-      } else if (r.n == 0) {
-        fmt::print("{:<28} {}\n", r.structure, r.note);
-      } else {
-        fmt::print("{:<28} {:>10} {:>12} {:>8.2f} {:>9.4g} {:>9.4g} {:>9.1f} {:>9.1f} {:>9.1f} {:>9}  {}{}{}\n",
-                   r.structure, r.n, r.bytes, r.bits_per_key, r.fpp_target, r.fpp_measured, r.build_ns_per_key,
-                   r.lookup_pos_ns, r.lookup_neg_ns,
-                   r.batch_lookup_ns > 0 ? fmt::format("{:.1f}", r.batch_lookup_ns) : std::string("-"), r.params,
-                   r.note.empty() ? "" : "; ", r.note);
-      }
-      std::fflush(stdout);
-    });
-    if (json) fmt::print("{}\n", json_text(rows_json, 2));
-    // A missing gnuplot is a warning (plot_bench says so): the table, the main output, is
-    // complete. gnuplot failing throws, exit status 2.
-    if (!o->plot.empty()) {
-      const auto measured = std::find_if(rows.begin(), rows.end(), [](const bench::Row& r) { return r.n > 0; });
-      plot_bench(o->plot,
-                 fmt::format("amq bench: {} keys, {}", measured == rows.end() ? 0 : measured->n,
-                             o->b.synthetic ? "random 64-bit" : o->b.data),
-                 rows);
-    }
+    check_bench_args(*o, families);
+    run_bench(*o);
     status = 0;
   });
 }

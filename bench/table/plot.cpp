@@ -95,48 +95,39 @@ bool ends_with_png(const std::string& name) {
   return ext == ".png";
 }
 
-}  // namespace
+// What gnuplot draws: the rows' points, the vertical lines of the space bound at each
+// target rate with their labels, and the axes' ranges.
+struct PlotData {
+  std::string points, bounds, bound_labels;
+  double x_max = 0, y_lo = 0, y_hi = 0;
+};
 
-bool is_plotted_row(const bench::Row& r) {
-  return r.n > 0 && r.fpp_target > 0 && r.bits_per_key > 0 && r.lookup_pos_ns > 0;
-}
-
-bool plot_bench(const std::string& output, const std::string& title, std::span<const bench::Row> all) {
-  std::vector<const bench::Row*> rows;
-  for (const bench::Row& r : all)
-    if (is_plotted_row(r)) rows.push_back(&r);
-  if (rows.empty()) {
-    fmt::print(stderr, "amq: {}: not plotted: no filter row (a structure with a false-positive rate) was measured\n",
-               escape_text(output));
-    return false;
-  }
-  const std::vector<double> targets = distinct_targets(rows);
-  double x_max = 0, y_min = lookup_ns(*rows[0]), y_max = y_min;
-  std::string points;
+PlotData plot_data(std::span<const bench::Row* const> rows) {
+  PlotData d;
+  double y_min = lookup_ns(*rows[0]), y_max = y_min;
   for (const bench::Row* r : rows) {
     const double y = lookup_ns(*r);
-    x_max = std::max(x_max, r->bits_per_key);
+    d.x_max = std::max(d.x_max, r->bits_per_key);
     y_min = std::min(y_min, y);
     y_max = std::max(y_max, y);
-    points += fmt::format("{:.6g} {:.6g} {}\n", r->bits_per_key, y, data_label(r->structure));
+    d.points += fmt::format("{:.6g} {:.6g} {}\n", r->bits_per_key, y, data_label(r->structure));
   }
   // Log y axis: Redis rows take microseconds, in-memory filters a few ns.
-  const double y_lo = y_min / 1.6, y_hi = y_max * 1.6;
-  std::string bounds, bound_labels;
-  for (double eps : targets) {
+  d.y_lo = y_min / 1.6;
+  d.y_hi = y_max * 1.6;
+  for (double eps : distinct_targets(rows)) {
     const double x = std::log2(1 / eps);
-    x_max = std::max(x_max, x);
-    bounds += fmt::format("{:.6g} {:.6g}\n{:.6g} {:.6g}\n\n", x, y_lo, x, y_hi);
-    bound_labels += fmt::format("set label {} at {:.6g}, graph 0.98 right rotate by 90 offset char -0.6,0 tc rgb "
-                                "'gray30' font ',9'\n",
-                                gp_string(fmt::format("eps {}: {:.2f} bits", eps_text(eps), x)), x);
+    d.x_max = std::max(d.x_max, x);
+    d.bounds += fmt::format("{:.6g} {:.6g}\n{:.6g} {:.6g}\n\n", x, d.y_lo, x, d.y_hi);
+    d.bound_labels += fmt::format("set label {} at {:.6g}, graph 0.98 right rotate by 90 offset char -0.6,0 tc rgb "
+                                  "'gray30' font ',9'\n",
+                                  gp_string(fmt::format("eps {}: {:.2f} bits", eps_text(eps), x)), x);
   }
+  return d;
+}
 
-  TempDir dir;
-  const fs::path points_file = dir.path / "points.dat", bounds_file = dir.path / "bounds.dat",
-                 script_file = dir.path / "plot.gp", err_file = dir.path / "gnuplot.err";
-  write_file(points_file, points);
-  write_file(bounds_file, bounds);
+std::string gnuplot_script(const std::string& output, const std::string& title, const PlotData& d,
+                           const fs::path& points_file, const fs::path& bounds_file) {
   const bool png = ends_with_png(output);
   std::string script;
   script += png ? "set terminal png size 1200,800 noenhanced font 'sans,11'\n"
@@ -147,17 +138,22 @@ bool plot_bench(const std::string& output, const std::string& title, std::span<c
   script += "set xlabel 'bits per key'\n";
   script += "set ylabel 'lookup ns per key (mean of present and absent keys)'\n";
   script += "set logscale y 2\nset format y '%g'\n";
-  script += fmt::format("set xrange [0:{:.6g}]\nset yrange [{:.6g}:{:.6g}]\n", std::ceil(x_max * 1.3 + 1), y_lo, y_hi);
+  script += fmt::format("set xrange [0:{:.6g}]\nset yrange [{:.6g}:{:.6g}]\n", std::ceil(d.x_max * 1.3 + 1), d.y_lo,
+                        d.y_hi);
   script += "set grid\nset key outside top center horizontal\n";
-  script += bound_labels;
+  script += d.bound_labels;
   script += "plot " + gp_string(bounds_file.string()) +
             " using 1:2 with lines dt 2 lw 1.5 lc rgb 'gray40' title 'space lower bound log2(1/eps)', \\\n  " +
             gp_string(points_file.string()) +
             " using 1:2 with points pt 7 ps 1.2 lc rgb '#1f5fa8' title 'filter (one point a structure)', \\\n  " +
             gp_string(points_file.string()) + " using 1:2:3 with labels left offset char 0.8,0 font ',9' notitle\n";
   script += "set output\n";
-  write_file(script_file, script);
+  return script;
+}
 
+// Runs `gnuplot SCRIPT`, its stderr into err_file. False (with a warning) when gnuplot is
+// not installed; throws when it fails, with its last message.
+bool run_gnuplot(const std::string& output, const fs::path& script_file, const fs::path& err_file) {
   std::fflush(stdout);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -190,6 +186,31 @@ bool plot_bench(const std::string& output, const std::string& title, std::span<c
     throw Error(Errc::io, output + ": gnuplot failed (" + how + ")" + (last.empty() ? "" : ": " + last));
   }
   return true;
+}
+
+}  // namespace
+
+bool is_plotted_row(const bench::Row& r) {
+  return r.n > 0 && r.fpp_target > 0 && r.bits_per_key > 0 && r.lookup_pos_ns > 0;
+}
+
+bool plot_bench(const std::string& output, const std::string& title, std::span<const bench::Row> all) {
+  std::vector<const bench::Row*> rows;
+  for (const bench::Row& r : all)
+    if (is_plotted_row(r)) rows.push_back(&r);
+  if (rows.empty()) {
+    fmt::print(stderr, "amq: {}: not plotted: no filter row (a structure with a false-positive rate) was measured\n",
+               escape_text(output));
+    return false;
+  }
+  const PlotData data = plot_data(rows);
+  TempDir dir;
+  const fs::path points_file = dir.path / "points.dat", bounds_file = dir.path / "bounds.dat",
+                 script_file = dir.path / "plot.gp", err_file = dir.path / "gnuplot.err";
+  write_file(points_file, data.points);
+  write_file(bounds_file, data.bounds);
+  write_file(script_file, gnuplot_script(output, title, data, points_file, bounds_file));
+  return run_gnuplot(output, script_file, err_file);
 }
 
 }  // namespace amq::cli

@@ -176,130 +176,162 @@ Dataset path_dataset(const std::string& words) {
   return string_dataset("synthetic-paths", std::move(keys), seen);
 }
 
+// What the rows of one data set share: its file name, its raw key bytes and the mix.
+struct SetBench {
+  const Options& o;
+  const Dataset& d;
+  std::string data;
+  uint64_t raw = 0;
+  Mix mix;
+  double n = 0;  // keys
+};
+
+SetBench set_bench(const Options& o, const Dataset& d) {
+  uint64_t raw = 0;
+  for (const auto& k : d.keys) raw += k.size();
+  return {o, d, std::filesystem::path(d.name).filename().string(), raw, make_mix(d),
+          static_cast<double>(d.keys.size())};
+}
+
+// A set's mix time and its key -> id -> key map's two directions, ns per call.
+struct SetTimes {
+  double mix = 0, to_id = 0, to_key = 0;
+};
+
+Row succinct_row(const SetBench& b, SetTimes& t) {
+  const Options& o = b.o;
+  Row row{.structure = "SuccinctSet"};
+  SuccinctSet s;
+  row.build_ns_per_key = median_ns(o.repeats, [&] { s = SuccinctSet::build(b.d.keys); }) / b.n;
+  row.bytes = s.size_in_bytes();
+  row.params = fmt::format("{}: {} nodes, {} tails, {} chains", b.data, s.node_count(), s.tail_count(), s.chain_count());
+  const auto contains = [&](Bytes k) { return s.contains(k); };
+  t.mix = finish(row, b.d, b.mix, b.raw, o, contains);
+  // The same mix through contains_many, 1024 keys a call (interleaved descents on
+  // sets of 4 MiB or more).
+  std::unique_ptr<bool[]> out(new bool[1024]);
+  const std::span<const Bytes> keys(b.mix.keys);
+  const double many_ns = best_cpu_ns(o.repeats, [&] {
+                           size_t found = 0;
+                           for (size_t i = 0; i < keys.size(); i += 1024) {
+                             const size_t m = std::min<size_t>(1024, keys.size() - i);
+                             found += s.contains_many(keys.subspan(i, m), std::span<bool>(out.get(), m));
+                           }
+                           g_sink = found;
+                         }) /
+                         static_cast<double>(keys.size());
+  row.note += fmt::format("; contains_many mix {:.1f} ns", many_ns);
+  row.note += fmt::format("; mix sorted (paths cached) {:.1f} ns", time_mix(o, sorted_mix(b.mix), contains));
+  // The order-preserving map: index_of (a present key's place in key order) and its
+  // inverse key_at.
+  std::tie(t.to_id, t.to_key) = time_map(
+      o, b.d, [&](Bytes k) { return s.index_of(k); }, [&](uint64_t i) { return s.key_at(i).size(); });
+  row.note += fmt::format("; index_of {:.0f} ns, key_at {:.0f} ns", t.to_id, t.to_key);
+  return row;
+}
+
+Row sorted_vector_row(const SetBench& b) {
+  Row row{.structure = "sorted vector + bsearch"};
+  std::vector<std::string> v;
+  row.build_ns_per_key = median_ns(b.o.repeats, [&] {
+                           v = b.d.keys;
+                           std::sort(v.begin(), v.end());
+                         }) /
+                         b.n;
+  row.bytes = v.size() * sizeof(std::string);
+  for (const auto& k : v) row.bytes += string_heap(k);
+  row.params = b.data;
+  finish(row, b.d, b.mix, b.raw, b.o,
+         [&](Bytes k) { return std::binary_search(v.begin(), v.end(), as_chars(k), std::less<>{}); });
+  return row;
+}
+
+Row std_set_row(const SetBench& b) {
+  Row row{.structure = "std::set"};
+  std::set<std::string, std::less<>> s;
+  row.build_ns_per_key =
+      median_ns(b.o.repeats, [&] { s = std::set<std::string, std::less<>>(b.d.keys.begin(), b.d.keys.end()); }) / b.n;
+  row.bytes = s.size() * (32 + sizeof(std::string));  // red-black node header + value
+  for (const auto& k : s) row.bytes += string_heap(k);
+  row.params = b.data;
+  row.note = "bytes: nodes + string heap, malloc overhead not counted";
+  finish(row, b.d, b.mix, b.raw, b.o, [&](Bytes k) { return s.find(as_chars(k)) != s.end(); });
+  return row;
+}
+
+Row unordered_set_row(const SetBench& b) {
+  Row row{.structure = "std::unordered_set"};
+  using USet = std::unordered_set<std::string, TransparentHash, std::equal_to<>>;
+  USet s;
+  row.build_ns_per_key = median_ns(b.o.repeats, [&] { s = USet(b.d.keys.begin(), b.d.keys.end()); }) / b.n;
+  row.bytes = s.size() * (8 + sizeof(std::string) + 8) + s.bucket_count() * 8;  // next, value, hash; buckets
+  for (const auto& k : s) row.bytes += string_heap(k);
+  row.params = b.data;
+  row.note = "bytes: nodes + buckets + string heap, malloc overhead not counted";
+  finish(row, b.d, b.mix, b.raw, b.o, [&](Bytes k) { return s.find(as_chars(k)) != s.end(); });
+  return row;
+}
+
+#if AMQ_HAVE_MARISA
+Row marisa_row(const SetBench& b, SetTimes& t) {
+  Row row{.structure = "marisa-trie (peer)"};
+  marisa::Trie trie;
+  row.build_ns_per_key = median_ns(b.o.repeats, [&] {
+                           marisa::Keyset ks;
+                           for (const auto& k : b.d.keys) ks.push_back(k.data(), k.size());
+                           trie.build(ks);
+                         }) /
+                         b.n;
+  row.bytes = trie.io_size();
+  row.params = fmt::format("{}: default config", b.data);
+  marisa::Agent agent;
+  t.mix = finish(row, b.d, b.mix, b.raw, b.o, [&](Bytes k) {
+    agent.set_query(reinterpret_cast<const char*>(k.data()), k.size());
+    return trie.lookup(agent);
+  });
+  // Its key -> id -> key map on the same keys (ids in its own order, not key order).
+  std::tie(t.to_id, t.to_key) = time_map(
+      b.o, b.d,
+      [&](Bytes k) -> uint64_t {
+        agent.set_query(reinterpret_cast<const char*>(k.data()), k.size());
+        return trie.lookup(agent) ? agent.key().id() : 0;
+      },
+      [&](uint64_t id) -> uint64_t {
+        agent.set_query(static_cast<size_t>(id));
+        trie.reverse_lookup(agent);
+        return agent.key().length();
+      });
+  row.note += fmt::format("; lookup (key -> id) {:.0f} ns, reverse_lookup {:.0f} ns", t.to_id, t.to_key);
+  return row;
+}
+#endif
+
 // `target`: the targets apply (the word lists); `containers`: also the rows of
 // the standard containers (left out on the largest set, to keep the bench short).
 void rows_for(const Options& o, const Dataset& d, const Sink& emit, bool target = true, bool containers = true) {
+  const SetBench b = set_bench(o, d);
   // Rows are held until marisa's is measured, so the SuccinctSet row can state the
   // comparison the target refers to.
   std::vector<Row> rows;
-  const Sink sink = [&](const Row& r) { rows.push_back(r); };
-  double succinct_mix = 0, marisa_mix = 0;
-  double index_ns = 0, key_ns = 0, lookup_ns = 0, reverse_ns = 0;  // key -> id -> key
-  const std::string data = std::filesystem::path(d.name).filename().string();
-  uint64_t raw = 0;
-  for (const auto& k : d.keys) raw += k.size();
-  const Mix mix = make_mix(d);
-  const double n = static_cast<double>(d.keys.size());
-  {
-    Row row{.structure = "SuccinctSet"};
-    SuccinctSet s;
-    row.build_ns_per_key = median_ns(o.repeats, [&] { s = SuccinctSet::build(d.keys); }) / n;
-    row.bytes = s.size_in_bytes();
-    row.params = fmt::format("{}: {} nodes, {} tails, {} chains", data, s.node_count(), s.tail_count(), s.chain_count());
-    const auto contains = [&](Bytes k) { return s.contains(k); };
-    succinct_mix = finish(row, d, mix, raw, o, contains);
-    // The same mix through contains_many, 1024 keys a call (interleaved descents on
-    // sets of 4 MiB or more).
-    std::unique_ptr<bool[]> out(new bool[1024]);
-    const std::span<const Bytes> keys(mix.keys);
-    const double many_ns = best_cpu_ns(o.repeats, [&] {
-                             size_t found = 0;
-                             for (size_t i = 0; i < keys.size(); i += 1024) {
-                               const size_t m = std::min<size_t>(1024, keys.size() - i);
-                               found += s.contains_many(keys.subspan(i, m), std::span<bool>(out.get(), m));
-                             }
-                             g_sink = found;
-                           }) /
-                           static_cast<double>(keys.size());
-    row.note += fmt::format("; contains_many mix {:.1f} ns", many_ns);
-    row.note += fmt::format("; mix sorted (paths cached) {:.1f} ns", time_mix(o, sorted_mix(mix), contains));
-    // The order-preserving map: index_of (a present key's place in key order) and its
-    // inverse key_at.
-    std::tie(index_ns, key_ns) = time_map(
-        o, d, [&](Bytes k) { return s.index_of(k); }, [&](uint64_t i) { return s.key_at(i).size(); });
-    row.note += fmt::format("; index_of {:.0f} ns, key_at {:.0f} ns", index_ns, key_ns);
-    sink(row);
-  }
+  SetTimes succinct, marisa;
+  rows.push_back(succinct_row(b, succinct));
   if (containers) {
-    Row row{.structure = "sorted vector + bsearch"};
-    std::vector<std::string> v;
-    row.build_ns_per_key = median_ns(o.repeats, [&] {
-                             v = d.keys;
-                             std::sort(v.begin(), v.end());
-                           }) /
-                           n;
-    row.bytes = v.size() * sizeof(std::string);
-    for (const auto& k : v) row.bytes += string_heap(k);
-    row.params = data;
-    finish(row, d, mix, raw, o,
-           [&](Bytes k) { return std::binary_search(v.begin(), v.end(), as_chars(k), std::less<>{}); });
-    sink(row);
-  }
-  if (containers) {
-    Row row{.structure = "std::set"};
-    std::set<std::string, std::less<>> s;
-    row.build_ns_per_key = median_ns(o.repeats, [&] { s = std::set<std::string, std::less<>>(d.keys.begin(), d.keys.end()); }) / n;
-    row.bytes = s.size() * (32 + sizeof(std::string));  // red-black node header + value
-    for (const auto& k : s) row.bytes += string_heap(k);
-    row.params = data;
-    row.note = "bytes: nodes + string heap, malloc overhead not counted";
-    finish(row, d, mix, raw, o, [&](Bytes k) { return s.find(as_chars(k)) != s.end(); });
-    sink(row);
-  }
-  if (containers) {
-    Row row{.structure = "std::unordered_set"};
-    using USet = std::unordered_set<std::string, TransparentHash, std::equal_to<>>;
-    USet s;
-    row.build_ns_per_key = median_ns(o.repeats, [&] { s = USet(d.keys.begin(), d.keys.end()); }) / n;
-    row.bytes = s.size() * (8 + sizeof(std::string) + 8) + s.bucket_count() * 8;  // next, value, hash; buckets
-    for (const auto& k : s) row.bytes += string_heap(k);
-    row.params = data;
-    row.note = "bytes: nodes + buckets + string heap, malloc overhead not counted";
-    finish(row, d, mix, raw, o, [&](Bytes k) { return s.find(as_chars(k)) != s.end(); });
-    sink(row);
+    rows.push_back(sorted_vector_row(b));
+    rows.push_back(std_set_row(b));
+    rows.push_back(unordered_set_row(b));
   }
 #if AMQ_HAVE_MARISA
-  {
-    Row row{.structure = "marisa-trie (peer)"};
-    marisa::Trie t;
-    row.build_ns_per_key = median_ns(o.repeats, [&] {
-                             marisa::Keyset ks;
-                             for (const auto& k : d.keys) ks.push_back(k.data(), k.size());
-                             t.build(ks);
-                           }) /
-                           n;
-    row.bytes = t.io_size();
-    row.params = fmt::format("{}: default config", data);
-    marisa::Agent agent;
-    marisa_mix = finish(row, d, mix, raw, o, [&](Bytes k) {
-      agent.set_query(reinterpret_cast<const char*>(k.data()), k.size());
-      return t.lookup(agent);
-    });
-    // Its key -> id -> key map on the same keys (ids in its own order, not key order).
-    std::tie(lookup_ns, reverse_ns) = time_map(
-        o, d,
-        [&](Bytes k) -> uint64_t {
-          agent.set_query(reinterpret_cast<const char*>(k.data()), k.size());
-          return t.lookup(agent) ? agent.key().id() : 0;
-        },
-        [&](uint64_t id) -> uint64_t {
-          agent.set_query(static_cast<size_t>(id));
-          t.reverse_lookup(agent);
-          return agent.key().length();
-        });
-    row.note += fmt::format("; lookup (key -> id) {:.0f} ns, reverse_lookup {:.0f} ns", lookup_ns, reverse_ns);
-    sink(row);
-  }
+  rows.push_back(marisa_row(b, marisa));
 #else
-  sink(Row{.structure = "marisa-trie (peer)", .note = "skipped: libmarisa-dev not installed"});
+  rows.push_back(Row{.structure = "marisa-trie (peer)", .note = "skipped: libmarisa-dev not installed"});
 #endif
-  if (marisa_mix > 0)
-    rows.front().note += fmt::format("; contains mix {:.1f} ns vs marisa {:.1f} ns = {:.2f}x faster{}", succinct_mix,
-                                     marisa_mix, marisa_mix / succinct_mix,
+  if (marisa.mix > 0)
+    rows.front().note += fmt::format("; contains mix {:.1f} ns vs marisa {:.1f} ns = {:.2f}x faster{}", succinct.mix,
+                                     marisa.mix, marisa.mix / succinct.mix,
                                      target ? " (target <= 150 ns, faster)" : "");
-  if (lookup_ns > 0)
+  if (marisa.to_id > 0)
     rows.front().note += fmt::format("; index_of {:.2f}x and key_at {:.2f}x marisa's lookup and reverse_lookup time",
-                                     index_ns / lookup_ns, key_ns / reverse_ns);
+                                     succinct.to_id / marisa.to_id, succinct.to_key / marisa.to_key);
   for (const Row& r : rows) emit(r);
 }
 

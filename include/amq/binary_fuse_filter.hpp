@@ -193,6 +193,7 @@ class BinaryFuseFilter {
   static BinaryFuseFilter build_owned(std::vector<uint64_t>& hashes, const Options& options);
   static BinaryFuseFilter build_impl(std::span<const uint64_t> hashes, std::vector<uint64_t>* owned,
                                      const Options& options);
+  struct Builder;  // build_impl's steps (binary_fuse_filter.cpp)
   static BinaryFuseFilter from_storage(std::shared_ptr<const detail::FileStorage> storage, bool verify_checksum);
 
   uint64_t mix(uint64_t h) const noexcept { return detail::murmur3_fmix64(h + seed_); }

@@ -41,6 +41,48 @@ std::string joined(const std::vector<std::string>& names) {
   return out.empty() ? "none" : out;
 }
 
+// The advice as one JSON object.
+void print_advice_json(const KindNeeds& needs, const std::vector<KindAdvice>& fits, const std::string& why,
+                       const std::string& command) {
+  const KindAdvice& best = fits.front();
+  Json j = Json::object();
+  j["keys"] = needs.keys;
+  j["fpp"] = needs.fpp;
+  Json names = Json::array();
+  for (const auto& n : need_names(needs)) names.push_back(n);
+  j["needs"] = std::move(names);
+  Json kinds = Json::array();
+  for (const KindAdvice& a : fits) {
+    Json k = Json::object();
+    k["kind"] = a.row->name;
+    k["bytes"] = a.bytes ? Json(*a.bytes) : Json(nullptr);
+    k["bits_per_key"] = a.bytes ? Json(a.bits_per_key) : Json(nullptr);
+    k["lookup_cost"] = a.row->lookup_cost;
+    k["recommended"] = &a == &best;
+    kinds.push_back(std::move(k));
+  }
+  j["kinds"] = std::move(kinds);
+  j["recommended"] = best.row->name;
+  j["reason"] = why;
+  j["command"] = command;
+  fmt::print("{}\n", json_text(j));
+}
+
+// The advice as a table, the recommended kind starred, then its command.
+void print_advice_table(const KindNeeds& needs, const std::vector<KindAdvice>& fits, const std::string& why,
+                        const std::string& command) {
+  const KindAdvice& best = fits.front();
+  fmt::print("{} keys, fpp {:g}, needs: {}\n", needs.keys, needs.fpp, joined(need_names(needs)));
+  size_t w = 4;
+  for (const KindAdvice& a : fits) w = std::max(w, a.row->name.size());
+  fmt::print("  {:<{}}  {:>14}  {:>8}  {}\n", "kind", w, "bytes", "bits/key", "lookup");
+  for (const KindAdvice& a : fits)
+    fmt::print("{} {:<{}}  {:>14}  {:>8}  {}\n", &a == &best ? '*' : ' ', a.row->name, w,
+               a.bytes ? std::to_string(*a.bytes) : std::string("?"),
+               a.bytes ? fmt::format("{:.2f}", a.bits_per_key) : std::string("?"), a.row->lookup_cost);
+  fmt::print("recommended: {} ({})\n  {}\n", best.row->name, why, command);
+}
+
 }  // namespace
 
 void add_advise(CLI::App& app, int& status) {
@@ -84,40 +126,10 @@ void add_advise(CLI::App& app, int& status) {
     const KindAdvice& best = fits.front();
     const std::string command = build_command(*best.row, needs);
     const std::string why = best.bytes ? "the smallest that fits" : "its size depends on the keys: give --key-bytes to estimate it";
-    if (o->json) {
-      Json j = Json::object();
-      j["keys"] = needs.keys;
-      j["fpp"] = needs.fpp;
-      Json names = Json::array();
-      for (const auto& n : need_names(needs)) names.push_back(n);
-      j["needs"] = std::move(names);
-      Json kinds = Json::array();
-      for (const KindAdvice& a : fits) {
-        Json k = Json::object();
-        k["kind"] = a.row->name;
-        k["bytes"] = a.bytes ? Json(*a.bytes) : Json(nullptr);
-        k["bits_per_key"] = a.bytes ? Json(a.bits_per_key) : Json(nullptr);
-        k["lookup_cost"] = a.row->lookup_cost;
-        k["recommended"] = &a == &best;
-        kinds.push_back(std::move(k));
-      }
-      j["kinds"] = std::move(kinds);
-      j["recommended"] = best.row->name;
-      j["reason"] = why;
-      j["command"] = command;
-      fmt::print("{}\n", json_text(j));
-      status = 0;
-      return;
-    }
-    fmt::print("{} keys, fpp {:g}, needs: {}\n", needs.keys, needs.fpp, joined(need_names(needs)));
-    size_t w = 4;
-    for (const KindAdvice& a : fits) w = std::max(w, a.row->name.size());
-    fmt::print("  {:<{}}  {:>14}  {:>8}  {}\n", "kind", w, "bytes", "bits/key", "lookup");
-    for (const KindAdvice& a : fits)
-      fmt::print("{} {:<{}}  {:>14}  {:>8}  {}\n", &a == &best ? '*' : ' ', a.row->name, w,
-                 a.bytes ? std::to_string(*a.bytes) : std::string("?"),
-                 a.bytes ? fmt::format("{:.2f}", a.bits_per_key) : std::string("?"), a.row->lookup_cost);
-    fmt::print("recommended: {} ({})\n  {}\n", best.row->name, why, command);
+    if (o->json)
+      print_advice_json(needs, fits, why, command);
+    else
+      print_advice_table(needs, fits, why, command);
     status = 0;
   });
 }

@@ -79,115 +79,138 @@ constexpr const char* kLoadFormats =
     "file format: auto (an amq file or a Guava stream, recognised), amq, guava (bloom), parquet (a raw "
     "blocked-bloom bitset), bip158 (gcs, with --siphash-key), cache-digest (gcs, base64url text)";
 
+// `amq build`'s command line: the values, and the options whose presence matters.
+struct BuildOpts {
+  std::string kind;
+  double fpp = 0.01;
+  uint64_t capacity = 0;
+  KeyType key_type = KeyType::str;
+  std::string format = "amq";
+  std::string out = "-";
+  uint64_t seed = 0;
+  std::vector<std::string> files;
+  uint64_t max_memory = 0;
+  KindFlags kind_flags{false};  // every kind's own options
+  RedisTarget redis;
+  double wait = 0;
+  CLI::App* cmd = nullptr;
+  CLI::Option *capacity_opt = nullptr, *max_memory_opt = nullptr, *wait_opt = nullptr;
+};
+
+// A flat list of option definitions: the common ones, then each kind's (from the rows).
+void add_build_options(CLI::App& cmd, BuildOpts& o) {
+  std::vector<std::string> kinds;
+  for (const KindRow* row : kind_rows()) kinds.emplace_back(row->name);
+  cmd.add_option("-t,--type", o.kind, "structure kind")->required()->check(CLI::IsMember(kinds));
+  cmd.add_option("-p,--fpp", o.fpp,
+                 "target false-positive rate: in (0, 1); gcs: (0, 0.5]; gcs --format cache-digest: rounded to the "
+                 "nearest power of 1/2; not for succinct (an exact set)")
+      ->transform(real_in(0, Bound::open, 1, Bound::open))
+      ->default_val(0.01);
+  o.capacity_opt = cmd.add_option("-n,--capacity", o.capacity,
+                                  "expected number of keys (default: the keys given; 0 counts as 1, as in Guava); "
+                                  "not for gcs and succinct, which hold exactly the keys given")
+                       ->transform(count_in(0));
+  add_key_type_option(cmd, o.key_type);
+  cmd.add_option("--format", o.format, build_formats_help())->default_val("amq");
+  cmd.add_option("-o,--output", o.out, "output file (default: stdout)");
+  cmd.add_option("--seed", o.seed, "hash seed, for kinds with a seeded hash")->transform(count_in())->default_val(0);
+  o.max_memory_opt = cmd.add_option("--max-memory", o.max_memory,
+                                    "refuse to build a set that needs more memory than this many bytes (suffix k, "
+                                    "M, G or T: powers of 1024; default: the memory available now)")
+                         ->transform(byte_size());
+  o.kind_flags.add(cmd);
+  o.wait_opt = add_wait_option(cmd, o.wait);
+  cmd.add_option("files", o.files, "key files (default: stdin)");
+  cmd.add_option("--redis", o.redis.url, "add to a shared scalable-bloom in Redis: redis://[user:password@]host:port[/db]");
+  cmd.add_option("--name", o.redis.name, "with --redis: the filter's name");
+}
+
+// amq build --redis: adds the keys to a shared scalable-bloom; returns the exit status.
+int build_in_redis(const BuildOpts& o, const KindRow& row) {
+  RedisBuildOptions r{o.kind, o.format, o.out, {}, {}, {}, {}, {}};
+  if (*o.capacity_opt) r.capacity = o.capacity;
+  if (o.cmd->count("--seed")) r.seed = o.seed;
+  if (o.cmd->count("--fpp")) r.fpp = o.fpp;
+  // A shared scalable-bloom's layers: read as the kind reads them (redis_build refuses
+  // any other kind).
+  const auto real = [&](std::string_view name) -> std::optional<double> {
+    const std::string* text = o.kind_flags.given(name);
+    const OptionSpec* spec = row.option(name);
+    if (!text || !spec) return std::nullopt;
+    const OptionValue v = parse_option_value(*spec, *text);
+    if (const double* d = std::get_if<double>(&v)) return *d;
+    if (const uint64_t* u = std::get_if<uint64_t>(&v)) return static_cast<double>(*u);
+    return std::nullopt;
+  };
+  r.growth = real("growth");
+  r.tightening = real("tightening");
+  return redis_build(o.redis, r, read_keys({}, o.files, o.key_type, true));
+}
+
+// The memory the set needs, checked before anything is allocated: the set, and its
+// file image while it is written (a succinct set is its file image).
+void check_build_memory(const BuildOpts& o, const KindRow& row, const BuildOptions& opt,
+                        std::span<const Bytes> keys, const std::string& where) {
+  const std::optional<uint64_t> limit = *o.max_memory_opt ? std::optional<uint64_t>(o.max_memory) : available_memory();
+  if (!limit) return;
+  const uint64_t set_bytes = build_bytes(row.kind, opt, keys);
+  const uint64_t need = row.caps.whole_image ? set_bytes : 2 * set_bytes;
+  if (need > *limit)
+    throw Error(Errc::too_large,
+                fmt::format("{}: a {} of {} keys needs {} of memory (the set and its file image), more than the "
+                            "{} {} (--max-memory)",
+                            where, o.kind, opt.capacity.value_or(keys.size()), bytes_text(need), bytes_text(*limit),
+                            *o.max_memory_opt ? "allowed" : "available"));
+}
+
+// amq build to a file (or stdout): reads the keys, checks the memory, builds, saves and
+// warns or notes what the user should know.
+void build_to_file(const BuildOpts& o, const KindRow& row) {
+  if (row.caps.exact && o.cmd->count("--fpp"))
+    throw Error(Errc::invalid_argument, "--fpp does not apply to " + std::string(row.name) + ": it is an exact set");
+  BuildOptions opt;
+  opt.fpp = o.fpp;
+  if (*o.capacity_opt) opt.capacity = std::max<uint64_t>(o.capacity, 1);  // 0 counts as 1, as in Guava
+  opt.format = o.format;
+  opt.seed = o.seed;
+  opt.key_type = o.key_type;
+  opt.extra = o.kind_flags.typed(row);
+  const KeyList keys = read_keys({}, o.files, o.key_type, true);
+  const auto views = keys.views();
+  const std::string where = o.out == "-" ? std::string("build") : o.out;
+  check_build_memory(o, row, opt, views, where);
+  auto set = build_set(row.kind, opt, views);
+  // Replacing a file that amq writers may be updating: take turns with them, or
+  // either this file or their update would be lost.
+  std::optional<FileLock> lock;
+  struct stat st {};
+  if (o.out != "-" && ::stat(o.out.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+    lock.emplace(o.out, wait_limit(o.wait_opt, o.wait));
+  save_path(lock ? lock->path() : o.out, *set);
+  // A fixed-size filter given more keys than its capacity still answers, at a worse rate.
+  if (row.caps.fills_past_capacity && opt.capacity && views.size() > *opt.capacity)
+    fmt::print(stderr,
+               "amq: warning: {}: {} keys are more than the capacity {} (-n): the expected false-positive rate is "
+               "{:g}, not {:g}\n",
+               where, views.size(), *opt.capacity, set->info().fpp_expected, opt.fpp);
+  if (row.build_note)
+    if (const std::string note = row.build_note(opt); !note.empty()) fmt::print(stderr, "amq: note: {}: {}\n", where, note);
+}
+
 }  // namespace
 
 void add_build(CLI::App& app, int& status) {
-  struct Opts {
-    std::string kind;
-    double fpp = 0.01;
-    uint64_t capacity = 0;
-    KeyType key_type = KeyType::str;
-    std::string format = "amq";
-    std::string out = "-";
-    uint64_t seed = 0;
-    std::vector<std::string> files;
-    uint64_t max_memory = 0;
-    KindFlags kind_flags{false};  // every kind's own options
-    RedisTarget redis;
-    double wait = 0;
-  };
-  auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("build", "build a set from keys (lines of FILEs, or stdin)");
-  std::vector<std::string> kinds;
-  for (const KindRow* row : kind_rows()) kinds.emplace_back(row->name);
-  cmd->add_option("-t,--type", o->kind, "structure kind")->required()->check(CLI::IsMember(kinds));
-  cmd->add_option("-p,--fpp", o->fpp,
-                  "target false-positive rate: in (0, 1); gcs: (0, 0.5]; gcs --format cache-digest: rounded to the "
-                  "nearest power of 1/2; not for succinct (an exact set)")
-      ->transform(real_in(0, Bound::open, 1, Bound::open))
-      ->default_val(0.01);
-  auto* cap = cmd->add_option("-n,--capacity", o->capacity,
-                              "expected number of keys (default: the keys given; 0 counts as 1, as in Guava); not "
-                              "for gcs and succinct, which hold exactly the keys given")
-                  ->transform(count_in(0));
-  add_key_type_option(*cmd, o->key_type);
-  cmd->add_option("--format", o->format, build_formats_help())->default_val("amq");
-  cmd->add_option("-o,--output", o->out, "output file (default: stdout)");
-  cmd->add_option("--seed", o->seed, "hash seed, for kinds with a seeded hash")->transform(count_in())->default_val(0);
-  auto* max_mem = cmd->add_option("--max-memory", o->max_memory,
-                                  "refuse to build a set that needs more memory than this many bytes (suffix k, M, "
-                                  "G or T: powers of 1024; default: the memory available now)")
-                      ->transform(byte_size());
-  o->kind_flags.add(*cmd);
-  auto* wait = add_wait_option(*cmd, o->wait);
-  cmd->add_option("files", o->files, "key files (default: stdin)");
-  cmd->add_option("--redis", o->redis.url, "add to a shared scalable-bloom in Redis: redis://[user:password@]host:port[/db]");
-  cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
-  cmd->callback([o, cap, max_mem, cmd, wait, &status] {
+  auto o = std::make_shared<BuildOpts>();
+  o->cmd = app.add_subcommand("build", "build a set from keys (lines of FILEs, or stdin)");
+  add_build_options(*o->cmd, *o);
+  o->cmd->callback([o, &status] {
     const KindRow& row = *find_kind_row(o->kind);  // -t is one of the rows' names
     if (o->redis.given()) {
-      RedisBuildOptions r{o->kind, o->format, o->out, {}, {}, {}, {}, {}};
-      if (*cap) r.capacity = o->capacity;
-      if (cmd->count("--seed")) r.seed = o->seed;
-      if (cmd->count("--fpp")) r.fpp = o->fpp;
-      // A shared scalable-bloom's layers: read as the kind reads them (redis_build refuses
-      // any other kind).
-      const auto real = [&](std::string_view name) -> std::optional<double> {
-        const std::string* text = o->kind_flags.given(name);
-        const OptionSpec* spec = row.option(name);
-        if (!text || !spec) return std::nullopt;
-        const OptionValue v = parse_option_value(*spec, *text);
-        if (const double* d = std::get_if<double>(&v)) return *d;
-        if (const uint64_t* u = std::get_if<uint64_t>(&v)) return static_cast<double>(*u);
-        return std::nullopt;
-      };
-      r.growth = real("growth");
-      r.tightening = real("tightening");
-      status = redis_build(o->redis, r, read_keys({}, o->files, o->key_type, true));
+      status = build_in_redis(*o, row);
       return;
     }
-    const Kind kind = row.kind;
-    if (row.caps.exact && cmd->count("--fpp"))
-      throw Error(Errc::invalid_argument, "--fpp does not apply to " + std::string(row.name) + ": it is an exact set");
-    BuildOptions opt;
-    opt.fpp = o->fpp;
-    if (*cap) opt.capacity = std::max<uint64_t>(o->capacity, 1);  // 0 counts as 1, as in Guava
-    opt.format = o->format;
-    opt.seed = o->seed;
-    opt.key_type = o->key_type;
-    opt.extra = o->kind_flags.typed(row);
-    const KeyList keys = read_keys({}, o->files, o->key_type, true);
-    const auto views = keys.views();
-    const std::string where = o->out == "-" ? std::string("build") : o->out;
-    // The memory the set needs, checked before anything is allocated: the set, and its
-    // file image while it is written (a succinct set is its file image).
-    const std::optional<uint64_t> limit = *max_mem ? std::optional<uint64_t>(o->max_memory) : available_memory();
-    if (limit) {
-      const uint64_t set_bytes = build_bytes(kind, opt, views);
-      const uint64_t need = row.caps.whole_image ? set_bytes : 2 * set_bytes;
-      if (need > *limit)
-        throw Error(Errc::too_large,
-                    fmt::format("{}: a {} of {} keys needs {} of memory (the set and its file image), more than the "
-                                "{} {} (--max-memory)",
-                                where, o->kind, opt.capacity.value_or(views.size()), bytes_text(need),
-                                bytes_text(*limit), *max_mem ? "allowed" : "available"));
-    }
-    auto set = build_set(kind, opt, views);
-    // Replacing a file that amq writers may be updating: take turns with them, or
-    // either this file or their update would be lost.
-    std::optional<FileLock> lock;
-    struct stat st {};
-    if (o->out != "-" && ::stat(o->out.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-      lock.emplace(o->out, wait_limit(wait, o->wait));
-    save_path(lock ? lock->path() : o->out, *set);
-    // A fixed-size filter given more keys than its capacity still answers, at a worse rate.
-    if (row.caps.fills_past_capacity && opt.capacity && views.size() > *opt.capacity)
-      fmt::print(stderr,
-                 "amq: warning: {}: {} keys are more than the capacity {} (-n): the expected false-positive rate is "
-                 "{:g}, not {:g}\n",
-                 where, views.size(), *opt.capacity, set->info().fpp_expected, opt.fpp);
-    if (row.build_note)
-      if (const std::string note = row.build_note(opt); !note.empty()) fmt::print(stderr, "amq: note: {}: {}\n", where, note);
+    build_to_file(*o, row);
     status = 0;
   });
 }

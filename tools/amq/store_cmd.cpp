@@ -84,14 +84,12 @@ void print_stats(const LogStoreStats& s) {
   fmt::print("opened from      {}\n", s.from_snapshot ? "index snapshot" : "log scan");
 }
 
-}  // namespace
+// One function per `amq store` subcommand; they share one StoreOpts, of which each
+// subcommand fills its own fields.
 
-void add_store(CLI::App& app, int& status) {
-  auto o = std::make_shared<StoreOpts>();
-  auto* store = app.add_subcommand("store", "a persistent key-value store: log on disk, cuckoo index in memory");
-  store->require_subcommand(1);
-
-  auto* imp = store->add_subcommand("import", "store FILE in DB as chunks keyed by their SHA-1, and their order");
+// amq store import FILE DB [--chunk N]
+void add_store_import(CLI::App& store, const std::shared_ptr<StoreOpts>& o, int& status) {
+  auto* imp = store.add_subcommand("import", "store FILE in DB as chunks keyed by their SHA-1, and their order");
   imp->add_option("file", o->file, "file to import")->required();
   imp->add_option("db", o->db, "store directory (created if missing)")->required();
   imp->add_option("--chunk", o->chunk, "chunk size in bytes (1 .. 64 MiB)")
@@ -108,8 +106,11 @@ void add_store(CLI::App& app, int& status) {
                s > 0 ? static_cast<double>(r.bytes) / 1e6 / s : 0.0);
     status = 0;
   });
+}
 
-  auto* exp = store->add_subcommand(
+// amq store export DB OUT
+void add_store_export(CLI::App& store, const std::shared_ptr<StoreOpts>& o, int& status) {
+  auto* exp = store.add_subcommand(
       "export", "write the imported file back to OUT, byte-identical (atomically; OUT - is standard output)");
   exp->add_option("db", o->db, "store directory")->required();
   exp->add_option("out", o->out, "output file, or - for standard output")->required();
@@ -119,8 +120,11 @@ void add_store(CLI::App& app, int& status) {
     store_export(db, o->out);
     status = 0;
   });
+}
 
-  auto* put = store->add_subcommand(
+// amq store put DB KEY (VALUE | - | --value-file FILE)
+void add_store_put(CLI::App& store, const std::shared_ptr<StoreOpts>& o, int& status) {
+  auto* put = store.add_subcommand(
       "put", "set KEY to VALUE (VALUE - reads standard input; --value-file FILE reads a file: any bytes, up to 64 MiB)");
   put->add_option("db", o->db, "store directory (created if missing)")->required();
   put->add_option("key", o->key, "key")->required();
@@ -139,8 +143,11 @@ void add_store(CLI::App& app, int& status) {
     db.close();
     status = 0;
   });
+}
 
-  auto* get = store->add_subcommand("get", "print KEY's value (its exact bytes); exit 1 if absent");
+// amq store get DB KEY
+void add_store_get(CLI::App& store, const std::shared_ptr<StoreOpts>& o, int& status) {
+  auto* get = store.add_subcommand("get", "print KEY's value (its exact bytes); exit 1 if absent");
   get->add_option("db", o->db, "store directory")->required();
   get->add_option("key", o->key, "key")->required();
   add_key_type_option(*get, o->key_type);
@@ -156,8 +163,11 @@ void add_store(CLI::App& app, int& status) {
       throw Error(Errc::io, "cannot write standard output");
     status = 0;
   });
+}
 
-  auto* del = store->add_subcommand("del", "remove KEY; exit 1 if it was absent");
+// amq store del DB KEY
+void add_store_del(CLI::App& store, const std::shared_ptr<StoreOpts>& o, int& status) {
+  auto* del = store.add_subcommand("del", "remove KEY; exit 1 if it was absent");
   del->add_option("db", o->db, "store directory")->required();
   del->add_option("key", o->key, "key")->required();
   add_key_type_option(*del, o->key_type);
@@ -168,8 +178,11 @@ void add_store(CLI::App& app, int& status) {
     db.close();
     status = had ? 0 : 1;
   });
+}
 
-  auto* stats = store->add_subcommand("stats", "records, live keys, bytes, index bytes per key");
+// amq store stats DB
+void add_store_stats(CLI::App& store, const std::shared_ptr<StoreOpts>& o, int& status) {
+  auto* stats = store.add_subcommand("stats", "records, live keys, bytes, index bytes per key");
   stats->add_option("db", o->db, "store directory")->required();
   add_skip_corrupt(*stats, *o);
   stats->callback([o, &status] {
@@ -177,8 +190,11 @@ void add_store(CLI::App& app, int& status) {
     print_stats(db.stats());
     status = 0;
   });
+}
 
-  auto* compact = store->add_subcommand("compact", "rewrite the live records, reclaiming dead ones' space");
+// amq store compact DB
+void add_store_compact(CLI::App& store, const std::shared_ptr<StoreOpts>& o, int& status) {
+  auto* compact = store.add_subcommand("compact", "rewrite the live records, reclaiming dead ones' space");
   compact->add_option("db", o->db, "store directory")->required();
   add_skip_corrupt(*compact, *o);
   compact->callback([o, &status] {
@@ -191,8 +207,11 @@ void add_store(CLI::App& app, int& status) {
                before.records, after.records);
     status = 0;
   });
+}
 
-  auto* verify = store->add_subcommand(
+// amq store verify DB
+void add_store_verify(CLI::App& store, const std::shared_ptr<StoreOpts>& o, int& status) {
+  auto* verify = store.add_subcommand(
       "verify", "check every record's CRC, the segments and the snapshot, changing nothing; exit 1 if damaged");
   verify->add_option("db", o->db, "store directory")->required();
   verify->callback([o, &status] {
@@ -209,8 +228,11 @@ void add_store(CLI::App& app, int& status) {
     if (std::fflush(stdout) != 0) throw Error(Errc::io, "cannot write standard output");
     status = r.clean() ? 0 : 1;
   });
+}
 
-  auto* gc = store->add_subcommand(
+// amq store gc DB
+void add_store_gc(CLI::App& store, const std::shared_ptr<StoreOpts>& o, int& status) {
+  auto* gc = store.add_subcommand(
       "gc", "remove imported chunks no manifest refers to (left by an interrupted or replaced import), then compact");
   gc->add_option("db", o->db, "store directory")->required();
   add_skip_corrupt(*gc, *o);
@@ -224,6 +246,23 @@ void add_store(CLI::App& app, int& status) {
                r.removed_bytes, before.log_bytes, after.log_bytes);
     status = 0;
   });
+}
+
+}  // namespace
+
+void add_store(CLI::App& app, int& status) {
+  auto o = std::make_shared<StoreOpts>();
+  auto* store = app.add_subcommand("store", "a persistent key-value store: log on disk, cuckoo index in memory");
+  store->require_subcommand(1);
+  add_store_import(*store, o, status);
+  add_store_export(*store, o, status);
+  add_store_put(*store, o, status);
+  add_store_get(*store, o, status);
+  add_store_del(*store, o, status);
+  add_store_stats(*store, o, status);
+  add_store_compact(*store, o, status);
+  add_store_verify(*store, o, status);
+  add_store_gc(*store, o, status);
 }
 
 }  // namespace amq::cli
