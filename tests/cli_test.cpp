@@ -636,6 +636,12 @@ TEST(CliBench, SyntheticJson) {
     for (const char* key : {"n", "bytes", "bits_per_key", "fpp_target", "fpp_measured", "build_ns_per_key",
                             "lookup_pos_ns", "lookup_neg_ns", "batch_lookup_ns"})
       EXPECT_EQ(row.get(key)->type, Json::number) << key;
+    // A batch slower than single lookups of the same keys (beyond 5%) is flagged.
+    ASSERT_NE(row.get("batch_inverted"), nullptr) << r.out;
+    const double batch = row.get("batch_lookup_ns")->num, single = row.get("lookup_pos_ns")->num;
+    ASSERT_EQ(row.get("batch_inverted")->type, Json::boolean);
+    EXPECT_EQ(row.get("batch_inverted")->num == 1, batch > 0 && single > 0 && batch > 1.05 * single)
+        << row.get("structure")->str;
     if (row.get("structure")->str == "BloomFilter (Guava)") {
       guava_row = true;
       EXPECT_EQ(row.get("n")->num, 20000);

@@ -35,6 +35,14 @@ struct Row {
   std::string note{};
 };
 
+// A batch inversion: contains_many over the present keys slower than single lookups of
+// the same keys, beyond the noise of one run (5%). The table notes it and --json says so
+// (issue 34: a batch call must never lose to a loop of contains).
+inline constexpr double kBatchInversionSlack = 1.05;
+inline bool batch_inverted(const Row& r) {
+  return r.batch_lookup_ns > 0 && r.lookup_pos_ns > 0 && r.batch_lookup_ns > kBatchInversionSlack * r.lookup_pos_ns;
+}
+
 // Lookup timings query a fixed sample of the keys: kLookupSample present keys drawn
 // evenly from the whole insertion order and then shuffled (the first keys inserted
 // would favour a cuckoo filter that finds early keys in their first bucket, or a

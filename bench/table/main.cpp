@@ -63,7 +63,21 @@ void print_table_heading(const bench::Options& b) {
              "bits/key", "fpp tgt", "fpp meas", "build ns", "pos ns", "neg ns", "batch ns", "params / note");
 }
 
+void print_row_text(const bench::Row& r);
+
+// A row of the text table, with a batch inversion named first in its note.
 void print_table_row(const bench::Row& r) {
+  if (bench::batch_inverted(r)) {
+    bench::Row flagged = r;
+    const std::string inversion =
+        fmt::format("BATCH INVERSION: contains_many {:.2f}x the single lookups", r.batch_lookup_ns / r.lookup_pos_ns);
+    flagged.note = r.note.empty() ? inversion : inversion + "; " + r.note;
+    return print_row_text(flagged);
+  }
+  print_row_text(r);
+}
+
+void print_row_text(const bench::Row& r) {
   if (r.n == 0) {
     fmt::print("{:<28} {}\n", r.structure, r.note);
     return;
@@ -87,6 +101,7 @@ Json row_json(const bench::Row& r) {
           {"lookup_pos_ns", r.lookup_pos_ns},
           {"lookup_neg_ns", r.lookup_neg_ns},
           {"batch_lookup_ns", r.batch_lookup_ns},
+          {"batch_inverted", bench::batch_inverted(r)},
           {"note", r.note}};
 }
 
