@@ -113,10 +113,26 @@ class BasicBlockedBloomFilter {
                  : detail::sbbf::contains_portable(b, static_cast<uint32_t>(h));
   }
 
-  // Batched contains: out[i] = contains(keys[i]); returns how many are true. Hashes a
-  // batch and prefetches its blocks before testing them, so the misses overlap.
+  // Batched contains: out[i] = contains(keys[i]); returns how many are true. A filter
+  // larger than the last-level cache is answered by contains_many_prefetched; a smaller
+  // one key by key: a lookup reads one block without a data-dependent branch, so out of
+  // order execution already overlaps its misses there (docs/decisions/0046).
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
+    if (prefetches_batches()) return contains_many_prefetched(keys, out);
+    size_t found = 0, i = 0;
+    for (const auto& key : keys) {
+      const bool r = contains(KeyView(key));
+      out[i++] = r;
+      found += r;
+    }
+    return found;
+  }
+  // True when contains_many takes contains_many_prefetched.
+  bool prefetches_batches() const noexcept { return size_in_bytes() > detail::last_level_cache_bytes(); }
+  // Hashes a batch and prefetches its blocks before testing them, so the misses overlap.
+  template <class Keys>
+  size_t contains_many_prefetched(const Keys& keys, std::span<bool> out) const noexcept {
     constexpr size_t kB = 32;
     uint64_t hs[kB];
     size_t found = 0;
