@@ -120,13 +120,23 @@ class BasicBlockedBloomFilter {
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     if (prefetches_batches()) return contains_many_prefetched(keys, out);
-    size_t found = 0, i = 0;
-    for (const auto& key : keys) {
-      const bool r = contains(KeyView(key));
-      out[i++] = r;
-      found += r;
-    }
-    return found;
+    // The filter's fields in locals: a store to `out` (bools) may alias them, so
+    // contains() per key would reload them and retest simd_ after every answer.
+    const Block* blocks = blocks_.data();
+    const uint64_t num_blocks = blocks_.size();
+    const Hasher hasher = hasher_;
+    const auto each = [&](auto test) {
+      size_t found = 0, i = 0;
+      for (const auto& key : keys) {
+        const uint64_t h = hasher(KeyView(key).bytes());
+        const bool r = test(blocks[detail::sbbf::block_index(h, num_blocks)], static_cast<uint32_t>(h));
+        out[i++] = r;
+        found += r;
+      }
+      return found;
+    };
+    if (simd_) return each([](const Block& b, uint32_t x) { return detail::sbbf::contains_vector(b, x); });
+    return each([](const Block& b, uint32_t x) { return detail::sbbf::contains_portable(b, x); });
   }
   // True when contains_many takes contains_many_prefetched.
   bool prefetches_batches() const noexcept { return size_in_bytes() > detail::last_level_cache_bytes(); }
