@@ -192,24 +192,32 @@ TEST(BlockedBloomFilter, MeasuredFprAtCapacityIsWithinTarget) {
   check_fpr<BlockedBloomFilter>(0.02, 3000, 4);
 }
 
-// contains_many answers key by key within the last-level cache and prefetches above
-// it; both paths (and contains_many_prefetched on a small filter) give contains's answers.
+// contains_many answers key by key within the last-level cache with the SIMD kernels,
+// and prefetches above it or with the portable kernel; both paths (and
+// contains_many_prefetched on a small filter) give contains's answers.
 TEST(BlockedBloomFilter, ContainsManyPrefetchesOnlyAboveTheLastLevelCache) {
   const size_t llc = detail::last_level_cache_bytes();
   auto small = BlockedBloomFilter::create(20000, 0.01);
   auto big = BlockedBloomFilter::create(llc, 0.01);  // ~10 bits a key: > LLC bytes
+  auto portable = [] {
+    const detail::ScopedIsaMask isas(detail::isa_bit(detail::Isa::portable));
+    return BlockedBloomFilter::create(20000, 0.01);
+  }();
   ASSERT_LE(small.size_in_bytes(), llc);
   ASSERT_GT(big.size_in_bytes(), llc);
-  EXPECT_FALSE(small.prefetches_batches());
+  EXPECT_EQ(small.prefetches_batches(), !small.uses_simd());
   EXPECT_TRUE(big.prefetches_batches());
+  EXPECT_FALSE(portable.uses_simd());
+  EXPECT_TRUE(portable.prefetches_batches());
   const auto keys = test::random_keys(40000, 31);
   for (size_t i = 0; i < keys.size(); i += 2) {
     small.insert(keys[i]);
     big.insert(keys[i]);
+    portable.insert(keys[i]);
   }
   std::unique_ptr<bool[]> out(new bool[keys.size()]);
   const std::span<bool> o(out.get(), keys.size());
-  for (const BlockedBloomFilter* f : {&small, &big}) {
+  for (const BlockedBloomFilter* f : {&small, &big, &portable}) {
     for (int path = 0; path < 2; ++path) {
       for (size_t i = 0; i < keys.size(); ++i) out[i] = !f->contains(keys[i]);  // stale answers to overwrite
       const size_t found = path == 0 ? f->contains_many(keys, o) : f->contains_many_prefetched(keys, o);

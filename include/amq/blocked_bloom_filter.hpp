@@ -114,14 +114,16 @@ class BasicBlockedBloomFilter {
   }
 
   // Batched contains: out[i] = contains(keys[i]); returns how many are true. A filter
-  // larger than the last-level cache is answered by contains_many_prefetched; a smaller
-  // one key by key: a lookup reads one block without a data-dependent branch, so out of
-  // order execution already overlaps its misses there (docs/decisions/0046).
+  // larger than the last-level cache, or without the SIMD kernels, is answered by
+  // contains_many_prefetched; a smaller one key by key: a vector lookup reads one block
+  // without a data-dependent branch, so out of order execution already overlaps its
+  // misses there (docs/decisions/0046). The portable kernel gains from the batch at
+  // every size.
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     if (prefetches_batches()) return contains_many_prefetched(keys, out);
     // The filter's fields in locals: a store to `out` (bools) may alias them, so
-    // contains() per key would reload them and retest simd_ after every answer.
+    // contains() per key would reload them after every answer.
     const Block* blocks = blocks_.data();
     const uint64_t num_blocks = blocks_.size();
     const Hasher hasher = hasher_;
@@ -135,11 +137,10 @@ class BasicBlockedBloomFilter {
       }
       return found;
     };
-    if (simd_) return each([](const Block& b, uint32_t x) { return detail::sbbf::contains_vector(b, x); });
-    return each([](const Block& b, uint32_t x) { return detail::sbbf::contains_portable(b, x); });
+    return each([](const Block& b, uint32_t x) { return detail::sbbf::contains_vector(b, x); });
   }
   // True when contains_many takes contains_many_prefetched.
-  bool prefetches_batches() const noexcept { return size_in_bytes() > detail::last_level_cache_bytes(); }
+  bool prefetches_batches() const noexcept { return !simd_ || size_in_bytes() > detail::last_level_cache_bytes(); }
   // Hashes a batch and prefetches its blocks before testing them, so the misses overlap.
   template <class Keys>
   size_t contains_many_prefetched(const Keys& keys, std::span<bool> out) const noexcept {
