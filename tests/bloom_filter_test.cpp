@@ -259,10 +259,9 @@ TEST(BloomFilter, ContainsManyAgreesWithContains) {
 }
 
 TEST(BloomFilter, ContainsManyPrefetchesAboveTwiceTheL2Cache) {
-  // The prefetching path from twice one core's L2 cache, not only from the last-level
-  // cache's size (a 12 MB filter, below a 32 MB LLC, was answered key by key at about
-  // 1.3 times the prefetching path's time), and not from L2 itself (between L2 and twice
-  // L2 it measured 1.07-1.24 times a loop of contains).
+  // The prefetching path from twice one core's L2 cache: not only from the last-level
+  // cache's size (a filter below the LLC answered key by key lost to it), and not from
+  // L2 itself (between L2 and twice L2 it lost to a loop of contains, docs/decisions/0046).
   const size_t l2 = detail::l2_cache_bytes();
   ASSERT_GE(l2, size_t{16} << 10);
   ASSERT_LE(l2, detail::last_level_cache_bytes());

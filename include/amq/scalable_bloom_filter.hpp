@@ -159,9 +159,16 @@ class BasicScalableBloomFilter {
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     if (batches_by_layer()) return contains_many_by_layer(keys, out);
+    // The layers and the hasher in locals: a store to `out` (bools) may alias them, so
+    // contains() per key would reload them after every answer.
+    const detail::ScalableLayer* layers = layers_.data();
+    const size_t count = layers_.size();
+    const Hasher hasher = hasher_;
     size_t found = 0, i = 0;
     for (const auto& key : keys) {
-      const bool r = contains_hash(hasher_(KeyView(key).bytes()));
+      const detail::ProbePair pp = detail::probe_pair(hasher(KeyView(key).bytes()));
+      bool r = false;
+      for (size_t l = count; l-- > 0 && !r;) r = layer_contains(layers[l], pp);
       out[i++] = r;
       found += r;
     }
