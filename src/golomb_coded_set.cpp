@@ -191,11 +191,16 @@ void GolombCodedSet::select_kernels() noexcept {
 }
 
 size_t GolombCodedSet::contains_many_hashes(std::span<const uint64_t> hashes, std::span<bool> out) const {
-  // Sorting pays when buckets share many queries; a sparser batch is answered in order,
-  // its cache misses overlapped by prefetching. The two tie at about 8-16 queries a
-  // bucket (docs/decisions/0034).
-  if (hashes.size() >= std::max<uint64_t>(buckets_ * 8, 2)) return kernels_->many_sorted(*this, hashes, out);
+  // Sorting pays when buckets share many queries and a query decodes its bucket code by
+  // code (Golomb coding, Rice widths without the group search): from about 8 queries a
+  // bucket (docs/decisions/0034). The Rice kernels answer a batch in order at every
+  // density, its cache misses overlapped by prefetching (docs/decisions/0046).
+  if (sorts_batch(hashes.size())) return kernels_->many_sorted(*this, hashes, out);
   return kernels_->many_sparse(*this, hashes, out);
+}
+
+bool GolombCodedSet::sorts_batch(size_t queries) const noexcept {
+  return kernels_->many_sorted != nullptr && queries >= std::max<uint64_t>(buckets_ * 8, 2);
 }
 
 std::vector<uint64_t> GolombCodedSet::decode_all() const {

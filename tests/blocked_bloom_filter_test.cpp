@@ -10,6 +10,7 @@
 #include "amq/any_set.hpp"
 #include "amq/detail/byte_io.hpp"
 #include "amq/detail/dispatch.hpp"
+#include "amq/detail/prefetch.hpp"
 #include "amq/error.hpp"
 #include "amq/format.hpp"
 #include "test_util.hpp"
@@ -189,6 +190,48 @@ TEST(BlockedBloomFilter, MeasuredFprAtCapacityIsWithinTarget) {
   check_fpr<BlockedBloomFilter>(0.001, 1'000'000, 1);
   check_fpr<ParquetBloomFilter>(0.01, 1'000'000, 0);
   check_fpr<BlockedBloomFilter>(0.02, 3000, 4);
+}
+
+// contains_many answers key by key within the last-level cache with the SIMD kernels,
+// and prefetches above it or with the portable kernel; both paths (and
+// contains_many_prefetched on a small filter) give contains's answers.
+TEST(BlockedBloomFilter, ContainsManyPrefetchesOnlyAboveTheLastLevelCache) {
+  const size_t llc = detail::last_level_cache_bytes();
+  auto small = BlockedBloomFilter::create(20000, 0.01);
+  auto big = BlockedBloomFilter::create(llc, 0.01);  // ~10 bits a key: > LLC bytes
+  auto portable = [] {
+    const detail::ScopedIsaMask isas(detail::isa_bit(detail::Isa::portable));
+    return BlockedBloomFilter::create(20000, 0.01);
+  }();
+  ASSERT_LE(small.size_in_bytes(), llc);
+  ASSERT_GT(big.size_in_bytes(), llc);
+  EXPECT_EQ(small.prefetches_batches(), !small.uses_simd());
+  EXPECT_TRUE(big.prefetches_batches());
+  EXPECT_FALSE(portable.uses_simd());
+  EXPECT_TRUE(portable.prefetches_batches());
+  const auto keys = test::random_keys(40000, 31);
+  for (size_t i = 0; i < keys.size(); i += 2) {
+    small.insert(keys[i]);
+    big.insert(keys[i]);
+    portable.insert(keys[i]);
+  }
+  std::unique_ptr<bool[]> out(new bool[keys.size()]);
+  const std::span<bool> o(out.get(), keys.size());
+  for (const BlockedBloomFilter* f : {&small, &big, &portable}) {
+    for (int path = 0; path < 2; ++path) {
+      for (size_t i = 0; i < keys.size(); ++i) out[i] = !f->contains(keys[i]);  // stale answers to overwrite
+      const size_t found = path == 0 ? f->contains_many(keys, o) : f->contains_many_prefetched(keys, o);
+      size_t expect = 0;
+      for (size_t i = 0; i < keys.size(); ++i) {
+        ASSERT_EQ(out[i], f->contains(keys[i])) << "path " << path << " key " << i;
+        if (i % 2 == 0) {
+          ASSERT_TRUE(out[i]) << i;
+        }
+        expect += out[i];
+      }
+      EXPECT_EQ(found, expect);
+    }
+  }
 }
 
 TEST(BlockedBloomFilter, AgreesWithUnorderedSet) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <random>
 #include <set>
@@ -71,7 +72,8 @@ TEST(GolombCodedSet, NoFalseNegativesFprOnMillionAbsentAndSpace) {
     // and its byte layout pads each bucket to a byte (+0.03).
     EXPECT_LE(payload, std::log2(256.0) + (coding == GolombCodedSet::Coding::golomb ? 1.5 : 1.56));
     EXPECT_LE(bits - payload, 0.5);
-    // contains_many sorts and merges: the same answers, in the caller's order.
+    // contains_many (sorted and merged for Golomb, in order for Rice): the same answers,
+    // in the caller's order.
     std::vector<std::string> mixed(keys.begin(), keys.begin() + 50000);
     mixed.insert(mixed.end(), absent.begin(), absent.begin() + 50000);
     std::shuffle(mixed.begin(), mixed.end(), std::mt19937_64(3));
@@ -170,11 +172,16 @@ void expect_matches_model(GolombCodedSet& s, const std::vector<uint64_t>& model,
         ASSERT_EQ(found, expect_found);
       }
     }
-    // A batch dense enough to be sorted whatever the set's size (8 queries a bucket):
-    // the probes again and again.
+    // A batch of 8 queries a bucket (the probes again and again): sorted when the set
+    // decodes code by code, in order for the Rice kernels.
     std::vector<uint64_t> dense;
     while (dense.size() < 8 * s.bucket_count() + 2)
       dense.insert(dense.end(), hashes.begin(), hashes.end());
+    const bool rice = std::has_single_bit(s.divisor());  // no truncated-binary cutoff
+    const int c = std::countr_zero(s.divisor());
+    const bool group_search = s.byte_layout() || (rice && c >= 1 && c <= 56);
+    EXPECT_EQ(s.sorts_batch(dense.size()), !group_search) << s.divisor();
+    EXPECT_FALSE(s.sorts_batch(8 * s.bucket_count() - 1));
     std::unique_ptr<bool[]> out(new bool[dense.size()]);
     size_t expect_found = 0;
     const size_t found = s.contains_many_hashes(dense, std::span<bool>(out.get(), dense.size()));
@@ -314,7 +321,7 @@ TEST(GolombCodedSet, ContainsManySparseAndDense) {
     mixed.push_back(keys[i * 7]);
     mixed.push_back(absent[i]);
   }
-  // 100 queries in ~1600 buckets: answered in order; all 40000: sorted.
+  // 100 queries in ~1600 buckets, and all 40000 (25 a bucket): answered in order (Rice).
   for (size_t batch : {size_t{100}, mixed.size()}) {
     std::unique_ptr<bool[]> out(new bool[batch]);
     for (size_t at = 0; at < mixed.size(); at += batch) {

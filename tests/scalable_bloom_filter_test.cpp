@@ -196,15 +196,50 @@ TEST(ScalableBloomFilter, AgreesWithStdSetAndContainsMany) {
 }
 
 TEST(ScalableBloomFilter, ContainsManyOnLargeLayersMatchesContains) {
-  // Layers past 256 KiB take the prefetching branch.
+  // Layers past 256 KiB take contains_many_by_layer's prefetching branch; the filter is
+  // within four times the L2 cache, so contains_many itself answers key by key.
   ScalableBloomFilter f({150'000, 0.01, 2, 0.5});
   const auto keys = test::random_keys(400'000, 8);
   for (size_t i = 0; i < keys.size(); i += 2) f.insert(keys[i]);
   ASSERT_GE(f.layer_count(), 2u);
+  ASSERT_LE(f.size_in_bytes(), 4 * detail::l2_cache_bytes());
+  EXPECT_FALSE(f.batches_by_layer());
   std::vector<std::string_view> views(keys.begin(), keys.end());
   std::unique_ptr<bool[]> out(new bool[views.size()]);
-  f.contains_many(views, std::span<bool>(out.get(), views.size()));
-  for (size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(out[i], f.contains(keys[i])) << i;
+  for (int path = 0; path < 2; ++path) {
+    const std::span<bool> o(out.get(), views.size());
+    for (size_t i = 0; i < keys.size(); ++i) out[i] = !f.contains(keys[i]);  // stale answers to overwrite
+    const size_t found = path == 0 ? f.contains_many(views, o) : f.contains_many_by_layer(views, o);
+    size_t expect = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_EQ(out[i], f.contains(keys[i])) << "path " << path << " key " << i;
+      expect += out[i];
+    }
+    EXPECT_EQ(found, expect) << "path " << path;
+  }
+}
+
+TEST(ScalableBloomFilter, ContainsManyBatchesByLayerAboveFourTimesTheL2Cache) {
+  // 64-bit keys at fpp 1e-4: ~20 bits a key over the layers, so 2 x L2 keys fill more
+  // than 4 x L2 bytes.
+  const uint64_t n = 2 * detail::l2_cache_bytes();
+  ScalableBloomFilter f({n / 2, 1e-4, 2, 0.5});
+  for (uint64_t i = 0; i < n; ++i) f.insert(i * 0x9E3779B97F4A7C15ULL);
+  ASSERT_GT(f.size_in_bytes(), 4 * detail::l2_cache_bytes());
+  EXPECT_TRUE(f.batches_by_layer());
+  std::vector<uint64_t> probe(20'000);
+  for (uint64_t i = 0; i < probe.size(); ++i) probe[i] = (n - probe.size() / 2 + i) * 0x9E3779B97F4A7C15ULL;
+  std::unique_ptr<bool[]> out(new bool[probe.size()]);
+  const size_t found = f.contains_many(probe, std::span<bool>(out.get(), probe.size()));
+  size_t expect = 0;
+  for (size_t i = 0; i < probe.size(); ++i) {
+    ASSERT_EQ(out[i], f.contains(probe[i])) << i;
+    if (i < probe.size() / 2) {
+      ASSERT_TRUE(out[i]) << i;
+    }
+    expect += out[i];
+  }
+  EXPECT_EQ(found, expect);
 }
 
 TEST(ScalableBloomFilter, FullAfterTheLastLayer) {

@@ -176,19 +176,69 @@ TEST(ScalableCuckooFilter, PropertyAgainstMultiset) {
   property_run({.initial_capacity = 4, .bucket_size = 2, .growth = 2, .fingerprint_bits = 7}, 5, 20'000, 30);
 }
 
+// Both batch paths (by key in groups of 128 / levels keys; by level, newest first) give
+// contains()'s answers, on batches whose length is not a multiple of either group, and
+// contains_many takes the by-key path within the L2 cache and the by-level one above it.
+template <class Key>
+void expect_batches_agree(const ScalableCuckooFilter& f, const std::vector<Key>& keys) {
+  std::unique_ptr<bool[]> out(new bool[keys.size()]);
+  size_t expect = 0;
+  for (const auto& k : keys) expect += f.contains(k);
+  using Keys = std::span<const Key>;
+  using Batch = size_t (*)(const ScalableCuckooFilter&, Keys, std::span<bool>);
+  const Batch paths[] = {
+      [](const ScalableCuckooFilter& g, Keys ks, std::span<bool> o) { return g.contains_many(ks, o); },
+      [](const ScalableCuckooFilter& g, Keys ks, std::span<bool> o) { return g.contains_many_by_key(ks, o); },
+      [](const ScalableCuckooFilter& g, Keys ks, std::span<bool> o) { return g.contains_many_by_level(ks, o); }};
+  for (size_t path = 0; path < 3; ++path) {
+    for (size_t len : {keys.size(), size_t{1}, size_t{37}}) {
+      size_t found = 0, want = 0;
+      for (size_t i = 0; i < keys.size(); i += len) {
+        const size_t m = std::min(len, keys.size() - i);
+        for (size_t j = i; j < i + m; ++j) out[j] = !f.contains(keys[j]);  // stale answers to overwrite
+        found += paths[path](f, std::span(keys).subspan(i, m), std::span<bool>(out.get() + i, m));
+        for (size_t j = i; j < i + m; ++j) {
+          ASSERT_EQ(out[j], f.contains(keys[j])) << "path " << path << " batch " << len << " key " << j;
+          want += out[j];
+        }
+      }
+      EXPECT_EQ(found, want) << "path " << path;
+      EXPECT_EQ(found, expect) << "path " << path;
+    }
+  }
+}
+
 TEST(ScalableCuckooFilter, ContainsManyAgreesWithContains) {
   ScalableCuckooFilter f({.initial_capacity = 500, .fpp = 0.05});
   const auto keys = test::random_keys(20'000, 8);
   for (size_t i = 0; i < keys.size(); i += 2) ASSERT_EQ(f.insert(keys[i]), CuckooStatus::inserted);
   ASSERT_GT(f.num_levels(), 3u);
-  std::unique_ptr<bool[]> out(new bool[keys.size()]);
-  const size_t found = f.contains_many(keys, std::span<bool>(out.get(), keys.size()));
-  size_t expect = 0;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    ASSERT_EQ(out[i], f.contains(keys[i]));
-    expect += out[i];
-  }
-  EXPECT_EQ(found, expect);
+  ASSERT_LE(f.size_in_bytes(), detail::l2_cache_bytes());
+  EXPECT_FALSE(f.batches_by_level());
+  expect_batches_agree(f, keys);
+}
+
+TEST(ScalableCuckooFilter, ContainsManyWithManyLevels) {
+  // 128 / levels keys a group: with 20+ levels a group is a few keys.
+  ScalableCuckooFilter f({.initial_capacity = 4, .bucket_size = 2, .growth = 1, .fingerprint_bits = 12});
+  const auto keys = test::random_keys(600, 12);
+  for (size_t i = 0; i < keys.size(); i += 2)
+    if (f.insert(keys[i]) != CuckooStatus::inserted) break;  // full: at its last level
+  ASSERT_GT(f.num_levels(), 20u);
+  expect_batches_agree(f, keys);
+}
+
+TEST(ScalableCuckooFilter, ContainsManyBatchesByLevelAboveTheL2Cache) {
+  // 64-bit keys at fpp 1e-5: fingerprints of 20+ bits, so L2 / 2 keys fill more than L2.
+  const uint64_t n = detail::l2_cache_bytes() / 2;
+  ScalableCuckooFilter f({.initial_capacity = n / 4, .fpp = 1e-5});
+  std::vector<uint64_t> keys(n + 10'000);
+  std::mt19937_64 rng(21);
+  for (uint64_t& k : keys) k = rng();
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(f.insert(keys[i]), CuckooStatus::inserted);
+  ASSERT_GT(f.size_in_bytes(), detail::l2_cache_bytes());
+  EXPECT_TRUE(f.batches_by_level());
+  expect_batches_agree(f, std::vector<uint64_t>(keys.end() - 20'000, keys.end()));
 }
 
 TEST(ScalableCuckooFilter, SerializationRoundTripAndStrictLoading) {

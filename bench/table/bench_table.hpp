@@ -32,15 +32,23 @@ struct Row {
   double lookup_pos_ns = 0;
   double lookup_neg_ns = 0;
   double batch_lookup_ns = 0;  // contains_many over the present keys; 0 = not offered
+  // A loop of contains over the same batches storing each answer into the same buffer,
+  // the output contains_many gives; 0 = not measured (no contains_many).
+  double loop_lookup_ns = 0;
   std::string note{};
 };
 
-// A batch inversion: contains_many over the present keys slower than single lookups of
-// the same keys, beyond the noise of one run (5%). The table notes it and --json says so
-// (issue 34: a batch call must never lose to a loop of contains).
+// A batch inversion: contains_many over the present keys slower than a loop of contains
+// doing the same job (loop_lookup_ns: the same batches, each answer stored; the single
+// lookups' time where that was not measured), beyond the noise of one run (5%). The
+// table notes it and --json says so (issue 34: a batch call must never lose to a loop of
+// contains). The pos column's loop only counts its answers, which a compiler may
+// reduce to a sum; a caller of contains_many wants the answers themselves.
 inline constexpr double kBatchInversionSlack = 1.05;
+inline double batch_reference_ns(const Row& r) { return r.loop_lookup_ns > 0 ? r.loop_lookup_ns : r.lookup_pos_ns; }
 inline bool batch_inverted(const Row& r) {
-  return r.batch_lookup_ns > 0 && r.lookup_pos_ns > 0 && r.batch_lookup_ns > kBatchInversionSlack * r.lookup_pos_ns;
+  return r.batch_lookup_ns > 0 && batch_reference_ns(r) > 0 &&
+         r.batch_lookup_ns > kBatchInversionSlack * batch_reference_ns(r);
 }
 
 // Lookup timings query a fixed sample of the keys: kLookupSample present keys drawn
@@ -198,8 +206,21 @@ template <class Key, class Contains>
   return s;
 }
 
+// A loop of contains storing each answer: what contains_many must beat.
+template <class Key, class Contains>
+[[gnu::noinline]] size_t store_pass(std::span<const Key> keys, std::span<bool> out, const Contains& contains) {
+  size_t s = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const bool r = contains(keys[i]);
+    out[i] = r;
+    s += r;
+  }
+  return s;
+}
+
 // A structure under measurement: its row, a lookup pass (returns how many keys it
-// answered true for) and, when it has one, its batched lookup.
+// answered true for) and, when it has one, its batched lookup and the loop of contains
+// that gives the same answers (store_pass).
 struct Contender {
   Row* row;
   std::function<size_t(std::span<const Bytes>)> pass;
@@ -207,6 +228,8 @@ struct Contender {
   // The same with uint64_t keys (Dataset::u64); empty: the structure takes bytes only.
   std::function<size_t(std::span<const uint64_t>)> pass_u64{};
   std::function<size_t(std::span<const uint64_t>, std::span<bool>)> many_u64{};
+  std::function<size_t(std::span<const Bytes>, std::span<bool>)> loop{};  // empty: none
+  std::function<size_t(std::span<const uint64_t>, std::span<bool>)> loop_u64{};
 };
 
 // Fills the measured columns of the contenders' rows (structures already built with
@@ -240,7 +263,13 @@ Contender set_contender(Row& row, const Set& s) {
   return {&row, [&s](std::span<const Bytes> ks) { return lookup_pass(ks, [&s](Bytes k) { return s.contains(k); }); },
           [&s](std::span<const Bytes> ks, std::span<bool> out) { return s.contains_many(ks, out); },
           [&s](std::span<const uint64_t> ks) { return lookup_pass(ks, [&s](uint64_t k) { return s.contains(k); }); },
-          [&s](std::span<const uint64_t> ks, std::span<bool> out) { return s.contains_many(ks, out); }};
+          [&s](std::span<const uint64_t> ks, std::span<bool> out) { return s.contains_many(ks, out); },
+          [&s](std::span<const Bytes> ks, std::span<bool> out) {
+            return store_pass(ks, out, [&s](Bytes k) { return s.contains(k); });
+          },
+          [&s](std::span<const uint64_t> ks, std::span<bool> out) {
+            return store_pass(ks, out, [&s](uint64_t k) { return s.contains(k); });
+          }};
 }
 
 // measure_contenders for one structure: `contains(Bytes)` answers one key.

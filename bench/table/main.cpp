@@ -70,7 +70,8 @@ void print_table_row(const bench::Row& r) {
   if (bench::batch_inverted(r)) {
     bench::Row flagged = r;
     const std::string inversion =
-        fmt::format("BATCH INVERSION: contains_many {:.2f}x the single lookups", r.batch_lookup_ns / r.lookup_pos_ns);
+        fmt::format("BATCH INVERSION: contains_many {:.2f}x a loop of contains{}", r.batch_lookup_ns / bench::batch_reference_ns(r),
+                    r.loop_lookup_ns > 0 ? " storing its answers" : "");
     flagged.note = r.note.empty() ? inversion : inversion + "; " + r.note;
     return print_row_text(flagged);
   }
@@ -101,6 +102,7 @@ Json row_json(const bench::Row& r) {
           {"lookup_pos_ns", r.lookup_pos_ns},
           {"lookup_neg_ns", r.lookup_neg_ns},
           {"batch_lookup_ns", r.batch_lookup_ns},
+          {"loop_lookup_ns", r.loop_lookup_ns},
           {"batch_inverted", bench::batch_inverted(r)},
           {"note", r.note}};
 }

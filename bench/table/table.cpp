@@ -145,25 +145,30 @@ void measure_contenders(std::span<Contender> contenders, const Dataset& d, const
   // burst, which then could spoil them all.
   const int min_rounds = lookup_passes(o.repeats) / kPassesPerBlock;
   const double start = now_ns();
-  std::vector<std::array<double, 3>> best(contenders.size(), {0, 0, 0});
+  std::vector<std::array<double, 4>> best(contenders.size(), {0, 0, 0, 0});
   for (int r = 0; r < kMaxRounds && (r < min_rounds || now_ns() - start < o.min_lookup_seconds * 1e9); ++r) {
     for (size_t j = 0; j < contenders.size(); ++j) {
       const Contender& c = contenders[j];
       const bool u64 = d.u64 && c.pass_u64 && c.many_u64;
-      auto batch_pass = [&] {
+      // contains_many, and the loop of contains giving the same answers, over the same
+      // batches of 1024 present keys into the same buffer.
+      auto batches = [&](const auto& bytes_fn, const auto& u64_fn) {
         size_t s = 0;
         for (size_t i = 0; i < present.size(); i += 1024) {
           const size_t m = std::min<size_t>(1024, present.size() - i);
           const std::span<bool> o(out.get(), m);
-          s += u64 ? c.many_u64(present_u64.subspan(i, m), o) : c.many(present.subspan(i, m), o);
+          s += u64 ? u64_fn(present_u64.subspan(i, m), o) : bytes_fn(present.subspan(i, m), o);
         }
         g_sink = s;
       };
-      const std::array<std::function<void()>, 3> kinds = {
+      const bool loop_u64 = !u64 || c.loop_u64;
+      const std::array<std::function<void()>, 4> kinds = {
           [&] { g_sink = u64 ? c.pass_u64(present_u64) : c.pass(present); },
-          [&] { g_sink = u64 ? c.pass_u64(absent_u64) : c.pass(absent); }, batch_pass};
-      for (int k = 0; k < 3; ++k) {
+          [&] { g_sink = u64 ? c.pass_u64(absent_u64) : c.pass(absent); }, [&] { batches(c.many, c.many_u64); },
+          [&] { batches(c.loop, c.loop_u64); }};
+      for (int k = 0; k < 4; ++k) {
         if (k == 2 && !c.many) continue;
+        if (k == 3 && (!c.many || !c.loop || !loop_u64)) continue;
         kinds[k]();  // warm-up
         for (int i = 0; i < kPassesPerBlock; ++i) {
           const double t = cpu_time_ns(kinds[k]);
@@ -177,6 +182,7 @@ void measure_contenders(std::span<Contender> contenders, const Dataset& d, const
     row.lookup_pos_ns = per_key(best[j][0], present.size());
     row.lookup_neg_ns = per_key(best[j][1], absent.size());
     if (contenders[j].many) row.batch_lookup_ns = per_key(best[j][2], present.size());
+    if (best[j][3] > 0) row.loop_lookup_ns = per_key(best[j][3], present.size());
   }
 }
 

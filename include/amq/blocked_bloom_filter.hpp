@@ -113,10 +113,37 @@ class BasicBlockedBloomFilter {
                  : detail::sbbf::contains_portable(b, static_cast<uint32_t>(h));
   }
 
-  // Batched contains: out[i] = contains(keys[i]); returns how many are true. Hashes a
-  // batch and prefetches its blocks before testing them, so the misses overlap.
+  // Batched contains: out[i] = contains(keys[i]); returns how many are true. A filter
+  // larger than the last-level cache, or without the SIMD kernels, is answered by
+  // contains_many_prefetched; a smaller one key by key: a vector lookup reads one block
+  // without a data-dependent branch, so out of order execution already overlaps its
+  // misses there (docs/decisions/0046). The portable kernel gains from the batch at
+  // every size.
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
+    if (prefetches_batches()) return contains_many_prefetched(keys, out);
+    // The filter's fields in locals: a store to `out` (bools) may alias them, so
+    // contains() per key would reload them after every answer.
+    const Block* blocks = blocks_.data();
+    const uint64_t num_blocks = blocks_.size();
+    const Hasher hasher = hasher_;
+    const auto each = [&](auto test) {
+      size_t found = 0, i = 0;
+      for (const auto& key : keys) {
+        const uint64_t h = hasher(KeyView(key).bytes());
+        const bool r = test(blocks[detail::sbbf::block_index(h, num_blocks)], static_cast<uint32_t>(h));
+        out[i++] = r;
+        found += r;
+      }
+      return found;
+    };
+    return each([](const Block& b, uint32_t x) { return detail::sbbf::contains_vector(b, x); });
+  }
+  // True when contains_many takes contains_many_prefetched.
+  bool prefetches_batches() const noexcept { return !simd_ || size_in_bytes() > detail::last_level_cache_bytes(); }
+  // Hashes a batch and prefetches its blocks before testing them, so the misses overlap.
+  template <class Keys>
+  size_t contains_many_prefetched(const Keys& keys, std::span<bool> out) const noexcept {
     constexpr size_t kB = 32;
     uint64_t hs[kB];
     size_t found = 0;

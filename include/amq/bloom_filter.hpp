@@ -82,10 +82,11 @@ class BloomFilter {
   bool contains(KeyView key) const noexcept { return contains_hash(murmur3_x64_128(key.bytes())); }
 
   // Batched contains: out[i] = contains(keys[i]); returns how many are true. For a
-  // filter larger than the L2 cache (detail::l2_cache_bytes()) it hashes a batch first
-  // and prefetches every word it will test, so the batch's misses overlap (contains
-  // stops at the first clear bit, a branch that mispredicts and serialises the misses);
-  // a filter that fits L2 is answered key by key (prefetching there only adds work).
+  // filter larger than twice the L2 cache (detail::l2_cache_bytes()) it hashes a batch
+  // first and prefetches every word it will test, so the batch's misses overlap
+  // (contains stops at the first clear bit, a branch that mispredicts and serialises the
+  // misses); a smaller filter is answered key by key (prefetching there only adds work:
+  // the two tie at about twice L2, docs/decisions/0046).
   // `keys` is any range of things KeyView accepts.
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
@@ -95,7 +96,7 @@ class BloomFilter {
     return found;
   }
   // True when contains_many takes its prefetching path.
-  bool prefetches_batches() const noexcept { return size_in_bytes() > detail::l2_cache_bytes(); }
+  bool prefetches_batches() const noexcept { return size_in_bytes() > 2 * detail::l2_cache_bytes(); }
   // contains_many's prefetching path, whatever the filter's size.
   template <class Keys>
   size_t contains_many_prefetched(const Keys& keys, std::span<bool> out) const noexcept;

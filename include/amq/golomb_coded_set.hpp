@@ -39,9 +39,9 @@
 //    ranks (docs/decisions/0012); other Rice widths enter their bucket near the target
 //    and skip codes in groups (0011). Golomb-coded sets decode code by code, a few times
 //    slower: choose Golomb only when the last 0.07 bits/key matter more than speed.
-//  * contains_many(): a sparse batch is answered in the caller's order with index entries
-//    and bucket lines prefetched ahead; a dense batch is sorted and each bucket searched
-//    once.
+//  * contains_many(): a batch is answered in the caller's order with index entries and
+//    bucket lines prefetched ahead; a dense batch of a set decoded code by code (Golomb
+//    coding) is sorted and each bucket searched once.
 //  * build(): O(n log n) for the sort, O(n) to code.
 //  * The query kernels are chosen once per set, when it is built or loaded, for this
 //    CPU (amq/detail/dispatch.hpp); every kernel gives the same answers.
@@ -170,8 +170,9 @@ class GolombCodedSet {
   // Whether `value` (in [0, range())) is one of the coded values.
   bool contains_value(uint64_t value) const noexcept { return value < range_ && query_(*this, value); }
 
-  // out[i] = contains(keys[i]); returns how many are true. A dense batch is sorted and
-  // answered in one merge pass over its buckets; a sparse one in order, prefetched.
+  // out[i] = contains(keys[i]); returns how many are true. A batch is answered in order,
+  // prefetched; when a query decodes its bucket code by code (sorts_batch), a dense
+  // batch is sorted and answered in one merge pass over its buckets instead.
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const {
     std::vector<uint64_t> hashes;
@@ -180,6 +181,9 @@ class GolombCodedSet {
     return contains_many_hashes(hashes, out);
   }
   size_t contains_many_hashes(std::span<const uint64_t> hashes, std::span<bool> out) const;
+  // True when contains_many answers a batch of this many queries sorted: Golomb coding
+  // or a Rice width without the group search, and at least 8 queries a bucket.
+  bool sorts_batch(size_t queries) const noexcept;
 
   // Every coded value, ascending.
   std::vector<uint64_t> decode_all() const;

@@ -152,10 +152,34 @@ class BasicScalableBloomFilter {
     return false;
   }
 
-  // Batched contains: out[i] = contains(keys[i]); returns how many are true. Hashes a
-  // batch, then per layer prefetches the words every still-undecided key will test.
+  // Batched contains: out[i] = contains(keys[i]); returns how many are true. A filter
+  // larger than four times the L2 cache (detail::l2_cache_bytes()) is answered by
+  // contains_many_by_layer; a smaller one key by key, where the layer-by-layer batch
+  // measured slower than a loop of contains (docs/decisions/0046).
   template <class Keys>
-  size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept;
+  size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
+    if (batches_by_layer()) return contains_many_by_layer(keys, out);
+    // The layers and the hasher in locals: a store to `out` (bools) may alias them, so
+    // contains() per key would reload them after every answer.
+    const detail::ScalableLayer* layers = layers_.data();
+    const size_t count = layers_.size();
+    const Hasher hasher = hasher_;
+    size_t found = 0, i = 0;
+    for (const auto& key : keys) {
+      const detail::ProbePair pp = detail::probe_pair(hasher(KeyView(key).bytes()));
+      bool r = false;
+      for (size_t l = count; l-- > 0 && !r;) r = layer_contains(layers[l], pp);
+      out[i++] = r;
+      found += r;
+    }
+    return found;
+  }
+  // True when contains_many takes contains_many_by_layer.
+  bool batches_by_layer() const noexcept { return size_in_bytes() > 4 * detail::l2_cache_bytes(); }
+  // Hashes a batch, then per layer, newest first, prefetches the words every
+  // still-undecided key will test (in layers of 256 KiB and more) and tests them.
+  template <class Keys>
+  size_t contains_many_by_layer(const Keys& keys, std::span<bool> out) const noexcept;
 
   uint64_t size() const noexcept { return count_; }  // keys inserted (counted by insert)
   bool empty() const noexcept { return count_ == 0; }
@@ -268,7 +292,7 @@ class BasicScalableBloomFilter {
 
 template <class Hasher>
 template <class Keys>
-size_t BasicScalableBloomFilter<Hasher>::contains_many(const Keys& keys, std::span<bool> out) const noexcept {
+size_t BasicScalableBloomFilter<Hasher>::contains_many_by_layer(const Keys& keys, std::span<bool> out) const noexcept {
   constexpr size_t kB = detail::kBatch;
   constexpr size_t kPrefetchBytes = size_t{256} << 10;  // smaller layers stay in cache
   detail::ProbePair pp[kB];

@@ -144,9 +144,50 @@ class BasicScalableCuckooFilter {
     for (size_t l = 0; l < n; ++l) found |= levels_[l].test(q[l]);
     return found;
   }
-  // Batched contains; returns how many are true.
+  // Batched contains: out[i] = contains(keys[i]); returns how many are true. A filter
+  // within the L2 cache (detail::l2_cache_bytes()) is answered by contains_many_by_key,
+  // a larger one by contains_many_by_level (measured: docs/decisions/0046).
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
+    return batches_by_level() ? contains_many_by_level(keys, out) : contains_many_by_key(keys, out);
+  }
+  // True when contains_many takes contains_many_by_level.
+  bool batches_by_level() const noexcept { return size_in_bytes() > detail::l2_cache_bytes(); }
+  // As contains, every level's buckets prefetched and then all levels tested without a
+  // branch per level, but for a group of keys at once: the group's buckets (kProbes at
+  // most, over all levels) are all prefetched before its first key is tested.
+  template <class Keys>
+  size_t contains_many_by_key(const Keys& keys, std::span<bool> out) const noexcept {
+    constexpr size_t kProbes = 128;
+    detail::CuckooTable::Probe q[kProbes];
+    const size_t levels = levels_.size(), group = std::max<size_t>(1, kProbes / levels);
+    const size_t n = std::size(keys);
+    size_t found = 0, i = 0;
+    auto it = std::begin(keys);
+    while (i < n) {
+      const size_t m = std::min(group, n - i);
+      for (size_t j = 0, at = 0; j < m; ++j, ++it) {
+        const Probe p(*this, hash(KeyView(*it)));
+        for (size_t l = 0; l < levels; ++l, ++at) {
+          q[at] = p.at(l);
+          levels_[l].prefetch(q[at]);
+        }
+      }
+      for (size_t j = 0, at = 0; j < m; ++j) {
+        bool r = false;
+        for (size_t l = 0; l < levels; ++l, ++at) r |= levels_[l].test(q[at]);
+        out[i + j] = r;
+        found += r;
+      }
+      i += m;
+    }
+    return found;
+  }
+  // Level by level, newest first, for kBatch keys at a time: a key found in a level is
+  // neither prefetched nor tested in the older ones, which saves their cache misses
+  // once the levels are larger than the caches.
+  template <class Keys>
+  size_t contains_many_by_level(const Keys& keys, std::span<bool> out) const noexcept {
     size_t found = 0, i = 0;
     const size_t n = std::size(keys);
     auto it = std::begin(keys);

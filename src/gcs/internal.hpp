@@ -111,7 +111,9 @@ struct Kernels {
   Isa isa;
   QueryFn (*query_for)(const GolombCodedSet&) noexcept;  // the single-query kernel for this set
   ManyFn many_sparse;                                     // a batch in the caller's order
-  ManyFn many_sorted;                                     // a batch sorted, each bucket searched once
+  // A batch sorted, each bucket searched once; null where the in-order batch measured
+  // faster at every density (the Rice kernels, docs/decisions/0046).
+  ManyFn many_sorted;
 };
 // kernel_portable.cpp: Rice sets in the split layout (select in 64-bit words), the byte
 // layout (8 bytes at a time in 64-bit words), and the code-by-code scan (Golomb coding).

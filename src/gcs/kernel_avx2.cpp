@@ -127,7 +127,7 @@ QueryFn bytes_query_for(const GolombCodedSet& s) noexcept {
 
 }  // namespace
 
-const Kernels kBytesAvx2{Isa::avx2, &bytes_query_for, &bytes_many_sparse, &many_sorted_scan};
+const Kernels kBytesAvx2{Isa::avx2, &bytes_query_for, &bytes_many_sparse, nullptr};
 
 }  // namespace amq::detail::gcs
 

@@ -25,13 +25,10 @@ QueryFn rice_query_for(const GolombCodedSet& s) noexcept {
 AMQ_GCS_BMI2 size_t rice_many_sparse(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) {
   return with_width(s, [&]<unsigned C>() AMQ_GCS_BMI2 { return many_sparse<C, true>(s, h, out); });
 }
-AMQ_GCS_BMI2 size_t rice_many_sorted(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) {
-  return with_width(s, [&]<unsigned C>() AMQ_GCS_BMI2 { return many_sorted<C, true>(s, h, out); });
-}
 
 }  // namespace
 
-const Kernels kRiceBmi2{Isa::bmi2, &rice_query_for, &rice_many_sparse, &rice_many_sorted};
+const Kernels kRiceBmi2{Isa::bmi2, &rice_query_for, &rice_many_sparse, nullptr};
 
 }  // namespace amq::detail::gcs
 

@@ -27,9 +27,6 @@ QueryFn rice_query_for(const GolombCodedSet& s) noexcept {
 size_t rice_many_sparse(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) {
   return with_width(s, [&]<unsigned C>() { return many_sparse<C, false>(s, h, out); });
 }
-size_t rice_many_sorted(const GolombCodedSet& s, std::span<const uint64_t> h, std::span<bool> out) {
-  return with_width(s, [&]<unsigned C>() { return many_sorted<C, false>(s, h, out); });
-}
 
 // ---- the byte layout, in 64-bit words -------------------------------------------------
 
@@ -136,8 +133,8 @@ size_t many_sorted_scan(const GolombCodedSet& s, std::span<const uint64_t> hashe
   return found;
 }
 
-const Kernels kRicePortable{Isa::portable, &rice_query_for, &rice_many_sparse, &rice_many_sorted};
-const Kernels kBytesSwar{Isa::portable, &bytes_query_for, &bytes_many_sparse, &many_sorted_scan};
+const Kernels kRicePortable{Isa::portable, &rice_query_for, &rice_many_sparse, nullptr};
+const Kernels kBytesSwar{Isa::portable, &bytes_query_for, &bytes_many_sparse, nullptr};
 const Kernels kScan{Isa::portable, &scan_query_for, &scan_many_sparse, &many_sorted_scan};
 
 }  // namespace amq::detail::gcs

@@ -303,26 +303,6 @@ template <unsigned C, bool Bmi2>
   return found;
 }
 
-// A batch with several queries per bucket: sorted, then one pass over the buckets,
-// each searched once for all its queries in ascending order.
-template <unsigned C, bool Bmi2>
-[[gnu::always_inline]] inline size_t many_sorted(const GolombCodedSet& s, std::span<const uint64_t> hashes,
-                                                 std::span<bool> out) {
-  const std::vector<SortedQuery> qs = sorted_queries(s, hashes);
-  size_t found = 0;
-  for (size_t at = 0; at < qs.size();) {
-    const uint64_t b = Access::bucket_of(s, qs[at].v);
-    const uint64_t start = b * Access::width(s), limit = start + Access::width(s);
-    Cursor c{Access::offset(s, b), Access::offset(s, b + 1), 0};
-    for (; at < qs.size() && qs[at].v < limit; ++at) {
-      const bool hit = seek<C, Bmi2>(s, c, qs[at].v - start);
-      out[qs[at].i] = hit;
-      found += hit;
-    }
-  }
-  return found;
-}
-
 // Calls f.template operator()<C>() with C = the set's remainder width when it is one
 // compiled apart (swar_width(c)), else C = 0 (read from the set).
 template <class F>
