@@ -113,6 +113,10 @@ void RibbonFilter::set_shape(uint64_t blocks, uint64_t lower_blocks, unsigned lo
   max_cols_ = lower_cols + (lower_blocks < blocks);
   lower_mask_ = lower_cols == 0 ? 0 : ~uint64_t{0} >> (64 - lower_cols);
   upper_mask_ = ~uint64_t{0} >> (63 - lower_cols);
+  // The vector lookup reads whole groups of 8 columns from the start block's third block.
+  const uint64_t group = (uint64_t{max_cols_} + 7) / 8 * 8;
+  fast_blocks_ = max_cols_ == 0 ? blocks : blocks - 2;
+  while (fast_blocks_ > 0 && block_offset(fast_blocks_ + 1) + group > num_words_) --fast_blocks_;
   prefetch_batches_ = num_words_ * 8 > detail::last_level_cache_bytes() / 4;
 }
 
