@@ -190,23 +190,14 @@ RibbonFilter RibbonFilter::build_attempts(std::span<const uint64_t> hashes, doub
 size_t RibbonFilter::contains_many_hashes(std::span<const uint64_t> hashes, std::span<bool> out) const noexcept {
   const size_t n = hashes.size();
   size_t found = 0;
-  if (!prefetch_batches_) {
-    for (size_t i = 0; i < n; ++i) found += (out[i] = contains_hash(hashes[i]));
-    return found;
-  }
-  Row ring[kAhead];
-  for (size_t i = 0; i < std::min(kAhead, n); ++i) {
-    ring[i] = row_of(hashes[i]);
-    prefetch_row(ring[i]);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    Row& slot = ring[i % kAhead];
-    const Row row = slot;
-    if (i + kAhead < n) {
-      slot = row_of(hashes[i + kAhead]);
-      prefetch_row(slot);
+  Row rows[kChunk];
+  for (size_t i = 0; i < n; i += kChunk) {
+    const size_t m = std::min(kChunk, n - i);
+    for (size_t k = 0; k < m; ++k) {
+      rows[k] = row_of(hashes[i + k]);
+      if (prefetch_batches_) prefetch_row(rows[k]);
     }
-    found += (out[i] = contains_row(row));
+    for (size_t k = 0; k < m; ++k) found += (out[i + k] = contains_row(rows[k]));
   }
   return found;
 }

@@ -180,7 +180,8 @@ TEST(RibbonFilter, BatchesWithAndWithoutPrefetchAgree) {
   auto f = RibbonFilter::build(keys, 0.003);
   for (bool pf : {false, true}) {
     f.prefetch_batches(pf);
-    for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{40'000}}) {
+    for (size_t n : {size_t{0}, size_t{1}, RibbonFilter::kChunk - 1, RibbonFilter::kChunk, RibbonFilter::kChunk + 1,
+                     3 * RibbonFilter::kChunk + 5, size_t{40'000}}) {
       std::vector<uint64_t> probe, hashes;
       for (size_t i = 0; i < n; ++i) probe.push_back(i % 2 ? keys[i % keys.size()] : absent_key(i));
       for (uint64_t k : probe) hashes.push_back(Xxh3Hasher{}(KeyView(k).bytes()));

@@ -41,9 +41,9 @@
 //    keys with a good chance per seed, 128-wide ones ~5%, which is what brings the size
 //    within 8% of log2(1/fpp) bits a key; a lookup reads three blocks' words, not two.
 //  * The solution lives in transparent huge pages when large (a lookup then costs its
-//    cache misses and no page walk). contains_many hashes a batch and prefetches each
-//    key's words before testing them when the filter is larger than a quarter of the
-//    last-level cache (which other cores share).
+//    cache misses and no page walk). contains_many makes the rows of a chunk of keys
+//    first and tests them after (prefetching each key's words in between when the
+//    filter is larger than a quarter of the last-level cache, which other cores share).
 //  * load() validates every field before allocating anything; open() memory-maps a file
 //    and answers from the mapping without copying (the payload is 8-aligned in the
 //    container). docs/format.md describes the bytes.
@@ -124,38 +124,29 @@ class RibbonFilter {
     return ((got ^ row.result) & (upper ? upper_mask_ : lower_mask_)) == 0;
   }
 
-  // Batched contains: out[i] = contains(keys[i]); returns how many are true. Beyond a
-  // quarter of the last-level cache, each key's row is made and its words prefetched
-  // kAhead keys before it is tested, so the misses of consecutive keys overlap.
+  // Batched contains: out[i] = contains(keys[i]); returns how many are true. Keys go
+  // in chunks of kChunk: first every key's row is made (and, beyond a quarter of the
+  // last-level cache, its words prefetched), then every row is tested. The test loop
+  // holds no hashing, so the out-of-order window spans many more keys' loads than a
+  // loop of single lookups does, and their cache misses overlap.
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     const Xxh3Hasher hasher{.seed = seed_};
     const size_t n = std::size(keys);
     size_t found = 0;
     auto it = std::begin(keys);
-    if (!prefetch_batches_) {
-      for (size_t i = 0; i < n; ++i, ++it) found += (out[i] = contains_row(row_of(hasher(KeyView(*it).bytes()))));
-      return found;
-    }
-    Row ring[kAhead];
-    const size_t primed = std::min(kAhead, n);
-    for (size_t i = 0; i < primed; ++i, ++it) {
-      ring[i] = row_of(hasher(KeyView(*it).bytes()));
-      prefetch_row(ring[i]);
-    }
-    for (size_t i = 0; i < n; ++i) {
-      Row& slot = ring[i % kAhead];
-      const Row row = slot;
-      if (i + kAhead < n) {
-        slot = row_of(hasher(KeyView(*it).bytes()));
-        ++it;
-        prefetch_row(slot);
+    Row rows[kChunk];
+    for (size_t i = 0; i < n; i += kChunk) {
+      const size_t m = std::min(kChunk, n - i);
+      for (size_t k = 0; k < m; ++k, ++it) {
+        rows[k] = row_of(hasher(KeyView(*it).bytes()));
+        if (prefetch_batches_) prefetch_row(rows[k]);
       }
-      found += (out[i] = contains_row(row));
+      for (size_t k = 0; k < m; ++k) found += (out[i + k] = contains_row(rows[k]));
     }
     return found;
   }
-  static constexpr size_t kAhead = 16;
+  static constexpr size_t kChunk = 64;
   // Whether the batched lookups prefetch (by default: beyond a quarter of the LLC).
   void prefetch_batches(bool enable) noexcept { prefetch_batches_ = enable; }
   size_t contains_many_hashes(std::span<const uint64_t> hashes, std::span<bool> out) const noexcept;
