@@ -46,10 +46,13 @@ struct Slot {
   uint64_t result;
 };
 using Band = std::vector<Slot, detail::HugePageAllocator<Slot>>;
+// Large scratch arrays on huge pages: a fresh array of 4 KiB pages costs a page fault
+// every 512 keys.
+using Scratch = std::vector<uint64_t, detail::HugePageAllocator<uint64_t>>;
 
 // The keys' mixed hashes a = splitmix64(h ^ mix) in start order, by one counting-sort
 // pass on their top bits (a row's start slot grows with a): about one bucket a block.
-void sort_mixed(std::span<const uint64_t> hashes, uint64_t mix, uint64_t blocks, std::vector<uint64_t>& out,
+void sort_mixed(std::span<const uint64_t> hashes, uint64_t mix, uint64_t blocks, Scratch& out,
                 std::vector<uint64_t>& counts) {
   const int bits = std::clamp(static_cast<int>(std::bit_width(blocks)), 1, 20);
   const int shift = 64 - bits;
@@ -140,7 +143,8 @@ RibbonFilter RibbonFilter::build_attempts(std::span<const uint64_t> hashes, doub
   const uint64_t base =
       std::max<uint64_t>(3, static_cast<uint64_t>(std::ceil(static_cast<double>(n) * slot_factor(n) / 64)) + 2);
   Band band;
-  std::vector<uint64_t> mixed, counts;
+  Scratch mixed;
+  std::vector<uint64_t> counts;
   for (unsigned attempt = 0; attempt < kMaxAttempts; ++attempt) {
     // Past the fourth failure each attempt adds 1/16 of the slots (and a block).
     const uint64_t extra = attempt < 4 ? 0 : (attempt - 3) * (base / 16 + 1);

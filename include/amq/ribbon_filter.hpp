@@ -75,6 +75,7 @@
 #include <string>
 #include <vector>
 
+#include "amq/detail/huge_pages.hpp"
 #include "amq/detail/prefetch.hpp"
 #include "amq/hash.hpp"
 
@@ -100,7 +101,7 @@ class RibbonFilter {
   // 2^44 keys or when memory runs out during construction.
   template <class Keys>
   static RibbonFilter build(const Keys& keys, double fpp = 0.01, uint64_t seed = 0) {
-    std::vector<uint64_t> hashes;
+    std::vector<uint64_t, detail::HugePageAllocator<uint64_t>> hashes;  // a page fault per 512 keys otherwise
     hashes.reserve(std::size(keys));
     const Xxh3Hasher h{.seed = seed};
     for (const auto& k : keys) hashes.push_back(h(KeyView(k).bytes()));
