@@ -285,7 +285,8 @@ class RibbonFilter {
   static constexpr auto kUnzip = [] {
     std::array<uint8_t, 256> t{};
     for (unsigned m = 0; m < 256; ++m)
-      for (unsigned i = 0; i < 4; ++i) t[m] |= static_cast<uint8_t>((((m >> (2 * i)) & 1) << i) | (((m >> (2 * i + 1)) & 1) << (i + 4)));
+      for (unsigned i = 0; i < 4; ++i)
+        t[m] |= static_cast<uint8_t>((((m >> (2 * i)) & 1) << i) | (((m >> (2 * i + 1)) & 1) << (i + 4)));
     return t;
   }();
 #endif
