@@ -46,10 +46,13 @@ struct Slot {
   uint64_t result;
 };
 using Band = std::vector<Slot, detail::HugePageAllocator<Slot>>;
+// Large scratch arrays on huge pages: a fresh array of 4 KiB pages costs a page fault
+// every 512 keys.
+using Scratch = std::vector<uint64_t, detail::HugePageAllocator<uint64_t>>;
 
 // The keys' mixed hashes a = splitmix64(h ^ mix) in start order, by one counting-sort
 // pass on their top bits (a row's start slot grows with a): about one bucket a block.
-void sort_mixed(std::span<const uint64_t> hashes, uint64_t mix, uint64_t blocks, std::vector<uint64_t>& out,
+void sort_mixed(std::span<const uint64_t> hashes, uint64_t mix, uint64_t blocks, Scratch& out,
                 std::vector<uint64_t>& counts) {
   const int bits = std::clamp(static_cast<int>(std::bit_width(blocks)), 1, 20);
   const int shift = 64 - bits;
@@ -113,6 +116,10 @@ void RibbonFilter::set_shape(uint64_t blocks, uint64_t lower_blocks, unsigned lo
   max_cols_ = lower_cols + (lower_blocks < blocks);
   lower_mask_ = lower_cols == 0 ? 0 : ~uint64_t{0} >> (64 - lower_cols);
   upper_mask_ = ~uint64_t{0} >> (63 - lower_cols);
+  // The vector lookup reads whole groups of 8 columns from the start block's third block.
+  const uint64_t group = (uint64_t{max_cols_} + 7) / 8 * 8;
+  fast_blocks_ = max_cols_ == 0 ? blocks : blocks - 2;
+  while (fast_blocks_ > 0 && block_offset(fast_blocks_ + 1) + group > num_words_) --fast_blocks_;
   prefetch_batches_ = num_words_ * 8 > detail::last_level_cache_bytes() / 4;
 }
 
@@ -136,7 +143,8 @@ RibbonFilter RibbonFilter::build_attempts(std::span<const uint64_t> hashes, doub
   const uint64_t base =
       std::max<uint64_t>(3, static_cast<uint64_t>(std::ceil(static_cast<double>(n) * slot_factor(n) / 64)) + 2);
   Band band;
-  std::vector<uint64_t> mixed, counts;
+  Scratch mixed;
+  std::vector<uint64_t> counts;
   for (unsigned attempt = 0; attempt < kMaxAttempts; ++attempt) {
     // Past the fourth failure each attempt adds 1/16 of the slots (and a block).
     const uint64_t extra = attempt < 4 ? 0 : (attempt - 3) * (base / 16 + 1);
@@ -186,23 +194,14 @@ RibbonFilter RibbonFilter::build_attempts(std::span<const uint64_t> hashes, doub
 size_t RibbonFilter::contains_many_hashes(std::span<const uint64_t> hashes, std::span<bool> out) const noexcept {
   const size_t n = hashes.size();
   size_t found = 0;
-  if (!prefetch_batches_) {
-    for (size_t i = 0; i < n; ++i) found += (out[i] = contains_hash(hashes[i]));
-    return found;
-  }
-  Row ring[kAhead];
-  for (size_t i = 0; i < std::min(kAhead, n); ++i) {
-    ring[i] = row_of(hashes[i]);
-    prefetch_row(ring[i]);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    Row& slot = ring[i % kAhead];
-    const Row row = slot;
-    if (i + kAhead < n) {
-      slot = row_of(hashes[i + kAhead]);
-      prefetch_row(slot);
+  Row rows[kChunk];
+  for (size_t i = 0; i < n; i += kChunk) {
+    const size_t m = std::min(kChunk, n - i);
+    for (size_t k = 0; k < m; ++k) {
+      rows[k] = row_of(hashes[i + k]);
+      if (prefetch_batches_) prefetch_row(rows[k]);
     }
-    found += (out[i] = contains_row(row));
+    for (size_t k = 0; k < m; ++k) found += (out[i + k] = contains_row(rows[k]));
   }
   return found;
 }

@@ -41,9 +41,9 @@
 //    keys with a good chance per seed, 128-wide ones ~5%, which is what brings the size
 //    within 8% of log2(1/fpp) bits a key; a lookup reads three blocks' words, not two.
 //  * The solution lives in transparent huge pages when large (a lookup then costs its
-//    cache misses and no page walk). contains_many hashes a batch and prefetches each
-//    key's words before testing them when the filter is larger than a quarter of the
-//    last-level cache (which other cores share).
+//    cache misses and no page walk). contains_many makes the rows of a chunk of keys
+//    first and tests them after (prefetching each key's words in between when the
+//    filter is larger than a quarter of the last-level cache, which other cores share).
 //  * load() validates every field before allocating anything; open() memory-maps a file
 //    and answers from the mapping without copying (the payload is 8-aligned in the
 //    container). docs/format.md describes the bytes.
@@ -65,6 +65,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -74,14 +75,12 @@
 #include <string>
 #include <vector>
 
+#include "amq/detail/huge_pages.hpp"
 #include "amq/detail/prefetch.hpp"
 #include "amq/hash.hpp"
 
 #if defined(__AVX2__)
 #include <immintrin.h>
-#define AMQ_RIBBON_COLUMNS columns_avx2
-#else
-#define AMQ_RIBBON_COLUMNS columns_portable
 #endif
 
 namespace amq {
@@ -102,7 +101,7 @@ class RibbonFilter {
   // 2^44 keys or when memory runs out during construction.
   template <class Keys>
   static RibbonFilter build(const Keys& keys, double fpp = 0.01, uint64_t seed = 0) {
-    std::vector<uint64_t> hashes;
+    std::vector<uint64_t, detail::HugePageAllocator<uint64_t>> hashes;  // a page fault per 512 keys otherwise
     hashes.reserve(std::size(keys));
     const Xxh3Hasher h{.seed = seed};
     for (const auto& k : keys) hashes.push_back(h(KeyView(k).bytes()));
@@ -126,38 +125,29 @@ class RibbonFilter {
     return ((got ^ row.result) & (upper ? upper_mask_ : lower_mask_)) == 0;
   }
 
-  // Batched contains: out[i] = contains(keys[i]); returns how many are true. Beyond a
-  // quarter of the last-level cache, each key's row is made and its words prefetched
-  // kAhead keys before it is tested, so the misses of consecutive keys overlap.
+  // Batched contains: out[i] = contains(keys[i]); returns how many are true. Keys go
+  // in chunks of kChunk: first every key's row is made (and, beyond a quarter of the
+  // last-level cache, its words prefetched), then every row is tested. The test loop
+  // holds no hashing, so the out-of-order window spans many more keys' loads than a
+  // loop of single lookups does, and their cache misses overlap.
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     const Xxh3Hasher hasher{.seed = seed_};
     const size_t n = std::size(keys);
     size_t found = 0;
     auto it = std::begin(keys);
-    if (!prefetch_batches_) {
-      for (size_t i = 0; i < n; ++i, ++it) found += (out[i] = contains_row(row_of(hasher(KeyView(*it).bytes()))));
-      return found;
-    }
-    Row ring[kAhead];
-    const size_t primed = std::min(kAhead, n);
-    for (size_t i = 0; i < primed; ++i, ++it) {
-      ring[i] = row_of(hasher(KeyView(*it).bytes()));
-      prefetch_row(ring[i]);
-    }
-    for (size_t i = 0; i < n; ++i) {
-      Row& slot = ring[i % kAhead];
-      const Row row = slot;
-      if (i + kAhead < n) {
-        slot = row_of(hasher(KeyView(*it).bytes()));
-        ++it;
-        prefetch_row(slot);
+    Row rows[kChunk];
+    for (size_t i = 0; i < n; i += kChunk) {
+      const size_t m = std::min(kChunk, n - i);
+      for (size_t k = 0; k < m; ++k, ++it) {
+        rows[k] = row_of(hasher(KeyView(*it).bytes()));
+        if (prefetch_batches_) prefetch_row(rows[k]);
       }
-      found += (out[i] = contains_row(row));
+      for (size_t k = 0; k < m; ++k) found += (out[i + k] = contains_row(rows[k]));
     }
     return found;
   }
-  static constexpr size_t kAhead = 16;
+  static constexpr size_t kChunk = 64;
   // Whether the batched lookups prefetch (by default: beyond a quarter of the LLC).
   void prefetch_batches(bool enable) noexcept { prefetch_batches_ = enable; }
   size_t contains_many_hashes(std::span<const uint64_t> hashes, std::span<bool> out) const noexcept;
@@ -218,17 +208,29 @@ class RibbonFilter {
   // block lacks, so lookups overlap instead of each waiting on a mispredicted exit.
   // Reading column r of an r-column block reads the next block's words, which exist
   // whenever some block has r + 1 columns (the last block is one of those then).
-  // Where the build targets AVX2, columns are computed 4 at a time (masked loads:
-  // nothing past the widest block's last column is touched). A 512-bit version with
-  // VPOPCNTDQ measured slower than this one on a CPU that has both.
-  bool contains_row(const Row& row) const noexcept {
+  // The coefficients are shifted once to the three blocks' bit positions (c0 on block
+  // b, c1 on b + 1, c2 on b + 2) so that a column costs three ANDs and two XORs and no
+  // shifts of the solution words. Where the build targets AVX2, 8 columns are done at a
+  // time with plain loads (up to 7 words past the widest block's last column: start
+  // blocks from fast_blocks_ on, whose reads could pass the end, take the scalar path).
+  // A 512-bit version with VPOPCNTDQ of the unshifted layout measured slower on a CPU
+  // that has both.
+  [[gnu::always_inline]] bool contains_row(const Row& row) const noexcept {
     const uint64_t b = row.start / 64;
     const unsigned o = static_cast<unsigned>(row.start % 64);
     const bool upper = b >= lower_blocks_;
     const uint64_t* w0 = words_ + block_offset(b);
     const uint64_t* w1 = w0 + lower_cols_ + upper;
     const uint64_t* w2 = w1 + lower_cols_ + (b + 1 >= lower_blocks_);
-    const uint64_t got = AMQ_RIBBON_COLUMNS(w0, w1, w2, o, row, max_cols_);
+    const uint64_t c0 = row.coeff_lo << o;
+    const uint64_t c1 = (row.coeff_hi << o) | ((row.coeff_lo >> 1) >> (63 - o));
+    const uint64_t c2 = (row.coeff_hi >> 1) >> (63 - o);
+#if defined(__AVX2__)
+    const uint64_t got = b < fast_blocks_ ? columns_avx2(w0, w1, w2, c0, c1, c2, max_cols_)
+                                          : columns_shifted(w0, w1, w2, c0, c1, c2, max_cols_);
+#else
+    const uint64_t got = columns_shifted(w0, w1, w2, c0, c1, c2, max_cols_);
+#endif
     return ((got ^ row.result) & (upper ? upper_mask_ : lower_mask_)) == 0;
   }
   static uint64_t columns_portable(const uint64_t* w0, const uint64_t* w1, const uint64_t* w2, unsigned o,
@@ -241,41 +243,60 @@ class RibbonFilter {
     }
     return got;
   }
+  static uint64_t columns_shifted(const uint64_t* w0, const uint64_t* w1, const uint64_t* w2, uint64_t c0,
+                                  uint64_t c1, uint64_t c2, unsigned n) noexcept {
+    uint64_t got = 0;
+    for (unsigned j = 0; j < n; ++j)
+      got |= static_cast<uint64_t>(std::popcount((w0[j] & c0) ^ (w1[j] & c1) ^ (w2[j] & c2)) & 1) << j;
+    return got;
+  }
 #if defined(__AVX2__)
-  static uint64_t columns_avx2(const uint64_t* w0, const uint64_t* w1, const uint64_t* w2, unsigned o,
-                               const Row& row, unsigned n) noexcept {
-    const __m256i clo = _mm256_set1_epi64x(static_cast<long long>(row.coeff_lo));
-    const __m256i chi = _mm256_set1_epi64x(static_cast<long long>(row.coeff_hi));
-    const __m128i right = _mm_cvtsi32_si128(static_cast<int>(o)), left = _mm_cvtsi32_si128(static_cast<int>(63 - o));
+  // Columns j..j+3 in one vector and j+4..j+7 in another, folded to 32 bits and merged
+  // into one vector of eight 32-bit lanes (order j, j+4, j+1, j+5, ...), folded to a
+  // nibble, whose parity a byte shuffle looks up; kUnzip puts the 8 bits back in order.
+  static uint64_t columns_avx2(const uint64_t* w0, const uint64_t* w1, const uint64_t* w2, uint64_t c0,
+                               uint64_t c1, uint64_t c2, unsigned n) noexcept {
+    const __m256i k0 = _mm256_set1_epi64x(static_cast<long long>(c0));
+    const __m256i k1 = _mm256_set1_epi64x(static_cast<long long>(c1));
+    const __m256i k2 = _mm256_set1_epi64x(static_cast<long long>(c2));
     const __m256i nibble_parity = _mm256_setr_epi8(0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0,  //
                                                    0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0);
     const __m256i low4 = _mm256_set1_epi8(0x0f);
+    const auto four = [&](unsigned j) {
+      const auto ld = [](const uint64_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+      return _mm256_xor_si256(_mm256_xor_si256(_mm256_and_si256(ld(w0 + j), k0), _mm256_and_si256(ld(w1 + j), k1)),
+                              _mm256_and_si256(ld(w2 + j), k2));
+    };
     uint64_t got = 0;
-    for (unsigned j = 0; j < n; j += 4) {
-      const unsigned rest = n - j;
-      const __m256i k = _mm256_setr_epi64x(-1, rest > 1 ? -1 : 0, rest > 2 ? -1 : 0, rest > 3 ? -1 : 0);
-      const __m256i a = _mm256_maskload_epi64(reinterpret_cast<const long long*>(w0 + j), k);
-      const __m256i b = _mm256_maskload_epi64(reinterpret_cast<const long long*>(w1 + j), k);
-      const __m256i c = _mm256_maskload_epi64(reinterpret_cast<const long long*>(w2 + j), k);
-      const __m256i lo = _mm256_or_si256(_mm256_srl_epi64(a, right), _mm256_sll_epi64(_mm256_slli_epi64(b, 1), left));
-      const __m256i hi = _mm256_or_si256(_mm256_srl_epi64(b, right), _mm256_sll_epi64(_mm256_slli_epi64(c, 1), left));
-      __m256i x = _mm256_xor_si256(_mm256_and_si256(lo, clo), _mm256_and_si256(hi, chi));
-      x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 32));
-      x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 16));
-      x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 8));
-      x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 4));
-      const __m256i p = _mm256_shuffle_epi8(nibble_parity, _mm256_and_si256(x, low4));  // byte 0: the parity
-      got |= static_cast<uint64_t>(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_slli_epi64(p, 63)))) << j;
+    for (unsigned j = 0; j < n; j += 8) {
+      const __m256i a = four(j), b = four(j + 4);
+      __m256i x = _mm256_blend_epi32(_mm256_xor_si256(a, _mm256_srli_epi64(a, 32)),
+                                     _mm256_xor_si256(b, _mm256_slli_epi64(b, 32)), 0xaa);
+      x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
+      x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 8));
+      x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 4));
+      const __m256i p = _mm256_shuffle_epi8(nibble_parity, _mm256_and_si256(x, low4));  // lane byte 0: parity
+      const unsigned m = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32(p, 31))));
+      got |= static_cast<uint64_t>(kUnzip[m]) << j;
     }
     return got;
   }
+  // kUnzip[m]: bit 2i of m to bit i, bit 2i + 1 to bit i + 4.
+  static constexpr auto kUnzip = [] {
+    std::array<uint8_t, 256> t{};
+    for (unsigned m = 0; m < 256; ++m)
+      for (unsigned i = 0; i < 4; ++i)
+        t[m] |= static_cast<uint8_t>((((m >> (2 * i)) & 1) << i) | (((m >> (2 * i + 1)) & 1) << (i + 4)));
+    return t;
+  }();
 #endif
+  // One prefetch per cache line of the words a lookup reads: w0 .. w2 + max_cols_.
   void prefetch_row(const Row& row) const noexcept {
     const uint64_t b = row.start / 64;
     const uint64_t* w = words_ + block_offset(b);
-    const uint64_t n = 3 * columns_of(b);  // within the three blocks (later ones have as many or one more)
-    for (uint64_t k = 0; k < n; k += 8) detail::prefetch(w + k);
-    if (n) detail::prefetch(w + n - 1);
+    const uintptr_t first = reinterpret_cast<uintptr_t>(w) & ~uintptr_t{63};
+    const uintptr_t last = reinterpret_cast<uintptr_t>(w + 3 * uint64_t{max_cols_}) - 1;
+    for (uintptr_t a = first; a <= last; a += 64) detail::prefetch(reinterpret_cast<const void*>(a));
   }
   void set_shape(uint64_t blocks, uint64_t lower_blocks, unsigned lower_cols) noexcept;
   static RibbonFilter build_attempts(std::span<const uint64_t> hashes, double fpp, uint64_t seed);
@@ -288,6 +309,7 @@ class RibbonFilter {
   uint64_t lower_blocks_ = 3;
   unsigned lower_cols_ = 0;
   unsigned max_cols_ = 0;    // columns of the widest block
+  uint64_t fast_blocks_ = 0;  // start blocks below this may read 8-word groups past their last column
   uint64_t lower_mask_ = 0;  // the low r bits
   uint64_t upper_mask_ = 1;  // the low r + 1 bits
   bool prefetch_batches_ = false;
