@@ -94,11 +94,15 @@ class BinaryFuseFilter {
   // Builds from keys (anything KeyView takes: strings, byte spans, uint64_t).
   template <class Keys>
   static BinaryFuseFilter build(const Keys& keys, const Options& options = {}) {
-    std::vector<uint64_t> hashes;
-    hashes.reserve(std::size(keys));
-    const Xxh3Hasher h{options.seed};
-    for (const auto& k : keys) hashes.push_back(h(KeyView(k).bytes()));
-    return build_owned(hashes, options);
+    const auto fill = [&keys, &options](std::vector<uint64_t>& out) {
+      out.clear();
+      out.reserve(std::size(keys));
+      const Xxh3Hasher h{options.seed};
+      for (const auto& k : keys) out.push_back(h(KeyView(k).bytes()));
+    };
+    using Fill = decltype(fill);
+    return build_from({&fill, [](const void* c, std::vector<uint64_t>& out) { (*static_cast<const Fill*>(c))(out); }},
+                      std::size(keys), options);
   }
   // Builds from 64-bit hashes (query with contains_hash); repeats are tolerated.
   static BinaryFuseFilter build_hashes(std::span<const uint64_t> hashes, const Options& options = {});
@@ -190,21 +194,27 @@ class BinaryFuseFilter {
   struct Raw {};
   explicit BinaryFuseFilter(Raw) noexcept {}
 
-  static BinaryFuseFilter build_owned(std::vector<uint64_t>& hashes, const Options& options);
-  static BinaryFuseFilter build_impl(std::span<const uint64_t> hashes, std::vector<uint64_t>* owned,
-                                     const Options& options);
+  // Writes the keys' hashes into a vector (again for each construction seed tried: a
+  // try's peeling order overwrites them).
+  struct HashSource {
+    const void* context;
+    void (*fill)(const void* context, std::vector<uint64_t>& out);
+  };
+  static BinaryFuseFilter build_from(HashSource source, uint64_t n, const Options& options);
   struct Builder;  // build_impl's steps (binary_fuse_filter.cpp)
   static BinaryFuseFilter from_storage(std::shared_ptr<const detail::FileStorage> storage, bool verify_checksum);
 
   uint64_t mix(uint64_t h) const noexcept { return detail::murmur3_fmix64(h + seed_); }
-  static uint64_t unmix(uint64_t x) noexcept;  // fmix64's inverse: mix(h) - seed_ back to h
   // The slots of mixed hash x: one in each of `arity` consecutive segments.
-  void positions(uint64_t x, uint64_t* p) const noexcept {
-    const uint64_t h0 = reduce(x, count_len_);
+  void positions(uint64_t x, uint64_t* p) const noexcept { positions_in<4>(x, count_len_, seg_len_, p); }
+  // The same for given layout fields (held in registers by the construction's loops).
+  template <unsigned Arity>
+  static void positions_in(uint64_t x, uint64_t count_len, uint64_t seg_len, uint64_t* p) noexcept {
+    const uint64_t h0 = reduce(x, count_len), mask = seg_len - 1;
     p[0] = h0;
-    p[1] = (h0 + seg_len_) ^ ((x >> 18) & seg_mask_);
-    p[2] = (h0 + 2 * seg_len_) ^ (x & seg_mask_);
-    p[3] = (h0 + 3 * seg_len_) ^ (((x * 0x9E3779B97F4A7C15ULL) >> 40) & seg_mask_);
+    p[1] = (h0 + seg_len) ^ ((x >> 18) & mask);
+    p[2] = (h0 + 2 * seg_len) ^ (x & mask);
+    if constexpr (Arity == 4) p[3] = (h0 + 3 * seg_len) ^ (((x * 0x9E3779B97F4A7C15ULL) >> 40) & mask);
   }
   uint64_t fingerprint(uint64_t x) const noexcept { return (x ^ (x >> 32)) & fp_mask_; }
   template <int Lane>
