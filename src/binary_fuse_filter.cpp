@@ -243,14 +243,17 @@ bool BinaryFuseFilter::Builder::peel(std::vector<uint64_t>& xs) {
   uint64_t* const out = xs.data();
   peeled_at.resize(n);
   uint8_t* const at = peeled_at.data();
-  pending.clear();
+  // The stack in locals, grown by hand: a std::vector's own pointers would be reloaded
+  // after every byte store.
+  if (pending.size() < 1024) pending.resize(1024);
+  uint32_t* stack = pending.data();
+  size_t depth = 0, room = pending.size();
   uint64_t top = 0;
   for (uint64_t s = 0; s < slots && top < n; ++s) {
     if ((cnt[s] >> 2) != 1) continue;
-    pending.push_back(static_cast<uint32_t>(s));
-    while (!pending.empty()) {
-      const uint64_t t = pending.back();
-      pending.pop_back();
+    stack[depth++] = static_cast<uint32_t>(s);
+    while (depth > 0) {
+      const uint64_t t = stack[--depth];
       if ((cnt[t] >> 2) != 1) continue;  // its key left through another of its slots
       const uint64_t x = xr[t];
       const unsigned j = cnt[t] & 3;
@@ -259,12 +262,18 @@ bool BinaryFuseFilter::Builder::peel(std::vector<uint64_t>& xs) {
       out[top++] = x;
       uint64_t q[4];
       positions_in<A>(x, count_len, seg_len, q);
+      if (depth + A > room) {
+        pending.resize(2 * room);
+        stack = pending.data();
+        room = pending.size();
+      }
       for (unsigned m = 0; m < A; ++m) {
         if (m == j) continue;
         const uint8_t c = static_cast<uint8_t>((cnt[q[m]] - 4) ^ m);
         cnt[q[m]] = c;
         xr[q[m]] ^= x;
-        if ((c >> 2) == 1) pending.push_back(static_cast<uint32_t>(q[m]));
+        stack[depth] = static_cast<uint32_t>(q[m]);
+        depth += (c >> 2) == 1;
       }
     }
   }
