@@ -440,6 +440,7 @@ BinaryFuseFilter BinaryFuseFilter::from_storage(std::shared_ptr<const detail::Fi
   f.seg_mask_ = f.seg_len_ - 1;
   f.count_len_ = f.seg_count_ * f.seg_len_;
   f.payload_bytes_ = c.payload.size();
+  f.shape_ = shape_for(f.slots_, w, arity);
   f.fp_ = c.payload.data();
   if (f.lane_ == 0 && expect > 0) {
     // The bits after the last slot, and the read-ahead word, are zero.

@@ -116,53 +116,46 @@ class BinaryFuseFilter {
 
   bool contains(KeyView key) const noexcept { return contains_hash(Xxh3Hasher{hash_seed_}(key.bytes())); }
   bool contains_hash(uint64_t h) const noexcept {
-    if (count_len_ == 0) return false;
     const uint64_t x = mix(h);
-    switch (lane_) {
-      case 1: return match<1>(x);
-      case 2: return match<2>(x);
-      case 4: return match<4>(x);
-      default: return match<0>(x);
+    switch (shape_) {
+      case Shape::u8x3: return match<1, 3>(x);
+      case Shape::u8x4: return match<1, 4>(x);
+      case Shape::u16x3: return match<2, 3>(x);
+      case Shape::u16x4: return match<2, 4>(x);
+      case Shape::u32x3: return match<4, 3>(x);
+      case Shape::u32x4: return match<4, 4>(x);
+      case Shape::packed3: return match<0, 3>(x);
+      case Shape::packed4: return match<0, 4>(x);
+      default: return false;  // empty
     }
   }
 
-  // out[i] = contains(keys[i]); returns how many are true. Beyond kPrefetchBytes a batch
-  // is hashed and all its slots prefetched before any is compared. The threshold is
-  // the L2's size, not the last-level cache's as for the Bloom filters: a lookup's
+  // out[i] = contains(keys[i]); returns how many are true. Beyond kPrefetchBytes the
+  // keys are hashed kLookahead ahead of the one compared, and the slots of that key
+  // prefetched, so that the reads of many lookups are in flight at once. The threshold
+  // is the L2's size, not the last-level cache's as for the Bloom filters: a lookup's
   // 3 or 4 reads follow a long chain of hashing, so out-of-order execution overlaps the
   // reads of only a few lookups, and prefetching pays as soon as they leave the L2.
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     const size_t n = std::size(keys);
-    size_t found = 0;
-    auto it = std::begin(keys);
-    if (size_in_bytes() < kPrefetchBytes || count_len_ == 0) {
+    if (size_in_bytes() < kPrefetchBytes) {
+      size_t found = 0;
+      auto it = std::begin(keys);
       for (size_t i = 0; i < n; ++i, ++it) found += (out[i] = contains(KeyView(*it)));
       return found;
     }
-    constexpr size_t kB = 32;
-    uint64_t xs[kB];
-    const Xxh3Hasher hasher{hash_seed_};
-    for (size_t i = 0; i < n; i += kB) {
-      const size_t m = std::min(kB, n - i);
-      for (size_t j = 0; j < m; ++j, ++it) {
-        xs[j] = mix(hasher(KeyView(*it).bytes()));
-        uint64_t p[4];
-        positions(xs[j], p);
-        for (unsigned a = 0; a < arity_; ++a) detail::prefetch(fp_ + ((p[a] * width_) >> 3));
-      }
-      for (size_t j = 0; j < m; ++j) {
-        bool r;
-        switch (lane_) {
-          case 1: r = match<1>(xs[j]); break;
-          case 2: r = match<2>(xs[j]); break;
-          case 4: r = match<4>(xs[j]); break;
-          default: r = match<0>(xs[j]); break;
-        }
-        found += (out[i + j] = r);
-      }
+    switch (shape_) {
+      case Shape::u8x3: return many<1, 3>(std::begin(keys), n, out.data());
+      case Shape::u8x4: return many<1, 4>(std::begin(keys), n, out.data());
+      case Shape::u16x3: return many<2, 3>(std::begin(keys), n, out.data());
+      case Shape::u16x4: return many<2, 4>(std::begin(keys), n, out.data());
+      case Shape::u32x3: return many<4, 3>(std::begin(keys), n, out.data());
+      case Shape::u32x4: return many<4, 4>(std::begin(keys), n, out.data());
+      case Shape::packed3: return many<0, 3>(std::begin(keys), n, out.data());
+      case Shape::packed4: return many<0, 4>(std::begin(keys), n, out.data());
+      default: std::fill_n(out.data(), n, false); return 0;
     }
-    return found;
   }
 
   uint64_t size() const noexcept { return n_; }  // distinct key hashes held
@@ -236,13 +229,59 @@ class BinaryFuseFilter {
       return (v >> (bit & 7)) & fp_mask_;
     }
   }
-  template <int Lane>
+  // A lookup's code for one width and arity (the only branch: a switch on shape_).
+  template <int Lane, unsigned A>
   bool match(uint64_t x) const noexcept {
     uint64_t p[4];
-    positions(x, p);
+    positions_in<A>(x, count_len_, seg_len_, p);
     uint64_t v = slot<Lane>(p[0]) ^ slot<Lane>(p[1]) ^ slot<Lane>(p[2]);
-    if (arity_ == 4) v ^= slot<Lane>(p[3]);
-    return v == fingerprint(x);
+    if constexpr (A == 4) v ^= slot<Lane>(p[3]);
+    v ^= x ^ (x >> 32);  // the fingerprint's bits: equal when they come out zero
+    if constexpr (Lane == 1) return static_cast<uint8_t>(v) == 0;
+    else if constexpr (Lane == 2) return static_cast<uint16_t>(v) == 0;
+    else if constexpr (Lane == 4) return static_cast<uint32_t>(v) == 0;
+    else return (v & fp_mask_) == 0;
+  }
+  template <int Lane>
+  const std::byte* slot_address(uint64_t i) const noexcept {
+    if constexpr (Lane == 0) return fp_ + ((i * width_) >> 3);
+    else return fp_ + i * Lane;
+  }
+  static constexpr size_t kLookahead = 16;
+  template <int Lane, unsigned A, class It>
+  size_t many(It it, size_t n, bool* out) const noexcept {
+    const Xxh3Hasher hasher{hash_seed_};
+    uint64_t ring[kLookahead];
+    auto ahead = [&](size_t i) {
+      const uint64_t x = mix(hasher(KeyView(*it).bytes()));
+      ++it;
+      ring[i % kLookahead] = x;
+      uint64_t p[4];
+      positions_in<A>(x, count_len_, seg_len_, p);
+      for (unsigned a = 0; a < A; ++a) detail::prefetch(slot_address<Lane>(p[a]));
+    };
+    const size_t lead = std::min(n, kLookahead);
+    for (size_t i = 0; i < lead; ++i) ahead(i);
+    size_t found = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const bool r = match<Lane, A>(ring[i % kLookahead]);
+      if (i + kLookahead < n) ahead(i + kLookahead);
+      found += (out[i] = r);
+    }
+    return found;
+  }
+
+  // The lookup code a filter takes: width (8, 16, 32 or packed) and arity; empty: none.
+  enum class Shape : uint8_t { empty, u8x3, u8x4, u16x3, u16x4, u32x3, u32x4, packed3, packed4 };
+  static Shape shape_for(uint64_t slots, unsigned width, unsigned arity) noexcept {
+    if (slots == 0) return Shape::empty;
+    const int four = arity == 4;
+    switch (width) {
+      case 8: return static_cast<Shape>(1 + four);
+      case 16: return static_cast<Shape>(3 + four);
+      case 32: return static_cast<Shape>(5 + four);
+      default: return static_cast<Shape>(7 + four);
+    }
   }
 
   std::shared_ptr<const detail::FileStorage> storage_;
@@ -260,6 +299,7 @@ class BinaryFuseFilter {
   unsigned arity_ = 3;
   unsigned width_ = 8;
   int lane_ = 1;  // bytes a slot for w = 8, 16, 32; 0: bit-packed
+  Shape shape_ = Shape::empty;
 };
 
 }  // namespace amq
