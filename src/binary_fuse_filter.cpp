@@ -21,6 +21,9 @@ namespace {
 constexpr uint64_t kMaxSegmentLength = uint64_t{1} << 18;
 constexpr uint64_t kMaxSlots = std::numeric_limits<uint32_t>::max();  // the peeling stack keeps 32-bit slots
 constexpr size_t kParamsSize = 40;
+// The params' hasher ids: 1, XXH3-64 of every key (files written before hasher 3);
+// 3, XXH3-64 except that an 8-byte key is its little-endian value (BinaryFuseFilter::key_hash).
+constexpr uint32_t kHasherXxh3 = 1, kHasherIntKeys = 3;
 
 struct Layout {
   uint64_t seg_len = 4;
@@ -283,7 +286,7 @@ bool BinaryFuseFilter::Builder::peel(std::vector<uint64_t>& xs) {
 // The params (docs/format.md), written field by field into their fixed 40 bytes.
 std::array<std::byte, kParamsSize> BinaryFuseFilter::Builder::params(uint64_t hash_seed) const {
   std::array<std::byte, kParamsSize> params{};
-  const uint32_t hasher_id = Xxh3Hasher::id, seg_len32 = static_cast<uint32_t>(f.seg_len_),
+  const uint32_t hasher_id = kHasherIntKeys, seg_len32 = static_cast<uint32_t>(f.seg_len_),
                  seg_count32 = static_cast<uint32_t>(f.seg_count_);
   std::memcpy(params.data(), &hasher_id, 4);
   params[4] = std::byte{static_cast<uint8_t>(arity)};
@@ -416,9 +419,10 @@ BinaryFuseFilter BinaryFuseFilter::from_storage(std::shared_ptr<const detail::Fi
   f.seg_len_ = r.u32();
   f.seg_count_ = r.u32();
   r.expect_end();
-  if (hasher != Xxh3Hasher::id)
+  if (hasher != kHasherXxh3 && hasher != kHasherIntKeys)
     throw Error(Errc::unsupported, "binary fuse filter: hash function " + std::to_string(hasher) +
-                                       " is not supported (only XXH3-64, id 1)");
+                                       " is not supported (only 1, XXH3-64, and 3, XXH3-64 with 8-byte keys as integers)");
+  f.int_keys_ = hasher == kHasherIntKeys;
   if (arity != 3 && arity != 4) throw corrupt("arity " + std::to_string(arity) + " (must be 3 or 4)");
   if (w < 1 || w > 32) throw corrupt("fingerprint width " + std::to_string(w) + " (must be 1 to 32)");
   if (reserved != 0) throw corrupt("reserved field is not zero");

@@ -19,11 +19,12 @@
 //    0.25·ln 10^6 / ln n), resp. max(1.075, 0.77 + 0.305·ln 600000 / ln n)), so a set of
 //    a few keys takes a few dozen slots, not a segment of thousands.
 //  * A lookup: one hash of the key (XXH3-64 with the filter's hash seed, as every amq
-//    structure), one 64-bit mix with the construction seed, and 3 or 4 independent
-//    reads. Widths 8, 16 and 32 read a plain uint8_t/uint16_t/uint32_t array; other
+//    structure; a key of 8 bytes, a uint64_t key among them, is instead taken as its
+//    integer value, see key_hash), one 64-bit mix with the construction seed, and 3 or
+//    4 independent reads. Widths 8, 16 and 32 read a plain uint8_t/uint16_t/uint32_t array; other
 //    widths are bit-packed (one unaligned 8-byte read a slot).
-//  * contains_many() hashes a batch and prefetches every slot it will read before
-//    comparing, for filters larger than a typical L2 (kPrefetchBytes).
+//  * contains_many() hashes keys kLookahead ahead of the one it compares and prefetches
+//    their slots, for filters larger than a typical L2 (kPrefetchBytes).
 //  * Construction never fails on valid input and never hangs. Duplicate keys (or equal
 //    64-bit hashes) are tolerated: a seed that does not peel triggers one sort of the
 //    hashes and the removal of repeats, then up to kMaxSeeds seeds are tried in all;
@@ -33,10 +34,12 @@
 //    options Errc::invalid_argument, and exhausted memory std::bad_alloc.
 //  * Construction memory, beside the result: 8 bytes a key for the keys' hashes (a copy
 //    when built from a span of hashes; reordered in place, by first slot, so that the
-//    peeling touches a few segments at a time), 9 bytes a slot (a 64-bit XOR of hashes
-//    and a count byte) and 4 bytes a key (the peeling order): ~22.1 bytes a key for a
-//    large 3-wise filter, ~23.3 with an 8-bit result (below the ~24 of the published
-//    code); the hashes are freed before the result is allocated.
+//    peeling touches a few segments at a time, then overwritten by the peeling order),
+//    1 byte a key (which slot each was peeled from), 9 bytes a slot (a 64-bit XOR of
+//    hashes and a count byte) and a stack of pending slots (4 bytes each, at most one
+//    a slot; 32 KiB for 10^7 keys): ~19.1 bytes a key for a large 3-wise filter (the
+//    published code: ~24). The slot arrays are freed before the result is allocated;
+//    a retry with another seed hashes the keys again (or copies the hashes again).
 //  * Static: built once, then read-only; concurrent const calls are safe.
 //  * Files: serialize() writes the amq container (Kind::binary_fuse, docs/format.md);
 //    load() validates and copies a file, open() memory-maps one and answers from the
@@ -57,6 +60,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -97,8 +101,7 @@ class BinaryFuseFilter {
     const auto fill = [&keys, &options](std::vector<uint64_t>& out) {
       out.clear();
       out.reserve(std::size(keys));
-      const Xxh3Hasher h{options.seed};
-      for (const auto& k : keys) out.push_back(h(KeyView(k).bytes()));
+      for (const auto& k : keys) out.push_back(key_hash(KeyView(k).bytes(), options.seed, true));
     };
     using Fill = decltype(fill);
     return build_from({&fill, [](const void* c, std::vector<uint64_t>& out) { (*static_cast<const Fill*>(c))(out); }},
@@ -114,7 +117,21 @@ class BinaryFuseFilter {
   // The array's slots for n keys at this arity (the paper's layout, see above).
   static uint64_t slots_for(uint64_t n, unsigned arity);
 
-  bool contains(KeyView key) const noexcept { return contains_hash(Xxh3Hasher{hash_seed_}(key.bytes())); }
+  bool contains(KeyView key) const noexcept { return contains_hash(key_hash(key.bytes(), hash_seed_, int_keys_)); }
+  // A key's 64-bit hash: XXH3-64 with the hash seed, except that a key of 8 bytes (a
+  // uint64_t key among them) is its own little-endian value when `int_keys` (hasher 3:
+  // every filter built since; hasher 1 files hash every key with XXH3). The lookup
+  // mixes the hash with the construction seed anyway (mix(), a bijection), so an
+  // 8-byte key needs no hash of its own; it saves a lookup a third of its instructions.
+  static uint64_t key_hash(Bytes b, uint64_t hash_seed, bool int_keys) noexcept {
+    if (int_keys && b.size() == 8) {
+      uint64_t v;
+      std::memcpy(&v, b.data(), 8);
+      if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+      return v;
+    }
+    return Xxh3Hasher{hash_seed}(b);
+  }
   bool contains_hash(uint64_t h) const noexcept {
     const uint64_t x = mix(h);
     switch (shape_) {
@@ -166,6 +183,8 @@ class BinaryFuseFilter {
   uint64_t segment_count() const noexcept { return seg_count_; }
   uint64_t slot_count() const noexcept { return slots_; }
   uint64_t hash_seed() const noexcept { return hash_seed_; }
+  // Hasher 3 (8-byte keys as their integer value, see key_hash) rather than 1.
+  bool integer_keys() const noexcept { return int_keys_; }
   uint64_t construction_seed() const noexcept { return seed_; }
   // Bytes of the fingerprint array (what lookups read).
   size_t size_in_bytes() const noexcept { return payload_bytes_; }
@@ -250,10 +269,9 @@ class BinaryFuseFilter {
   static constexpr size_t kLookahead = 16;
   template <int Lane, unsigned A, class It>
   size_t many(It it, size_t n, bool* out) const noexcept {
-    const Xxh3Hasher hasher{hash_seed_};
     uint64_t ring[kLookahead];
     auto ahead = [&](size_t i) {
-      const uint64_t x = mix(hasher(KeyView(*it).bytes()));
+      const uint64_t x = mix(key_hash(KeyView(*it).bytes(), hash_seed_, int_keys_));
       ++it;
       ring[i % kLookahead] = x;
       uint64_t p[4];
@@ -299,6 +317,7 @@ class BinaryFuseFilter {
   unsigned arity_ = 3;
   unsigned width_ = 8;
   int lane_ = 1;  // bytes a slot for w = 8, 16, 32; 0: bit-packed
+  bool int_keys_ = true;  // hasher 3 (see key_hash); false: hasher 1
   Shape shape_ = Shape::empty;
 };
 
