@@ -36,8 +36,8 @@
 //    when built from a span of hashes; reordered in place, by first slot, so that the
 //    peeling touches a few segments at a time, then overwritten by the peeling order),
 //    1 byte a key (which slot each was peeled from), 9 bytes a slot (a 64-bit XOR of
-//    hashes and a count byte) and a stack of pending slots (4 bytes each, at most one
-//    a slot; 32 KiB for 10^7 keys): ~19.1 bytes a key for a large 3-wise filter (the
+//    hashes and a count byte) and a queue of pending slots (4 bytes each, at most one
+//    a slot; 256 KiB for 10^7 keys): ~19.1 bytes a key for a large 3-wise filter (the
 //    published code: ~24). The slot arrays are freed before the result is allocated;
 //    a retry with another seed hashes the keys again (or copies the hashes again).
 //  * Static: built once, then read-only; concurrent const calls are safe.
