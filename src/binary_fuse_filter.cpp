@@ -148,6 +148,7 @@ struct BinaryFuseFilter::Builder {
   }
 
   void find_peeling_seed(std::vector<uint64_t>& xs, HashSource source, Layout layout, uint64_t seed_state);
+  static void drop_repeats(std::vector<uint64_t>& xs, const std::vector<uint64_t>& repeats);
   void lay_out(const Layout& layout, uint64_t n);
   bool count_keys(const std::vector<uint64_t>& xs);
   template <unsigned A>
@@ -163,19 +164,20 @@ struct BinaryFuseFilter::Builder {
 
 // Tries construction seeds until the keys peel. Each try starts from the keys' hashes
 // (the last try's peeling order overwrote them) mixed with its seed. Equal hashes never
-// peel: after the first failure every try also sorts the hashes and drops repeats,
-// with the array laid out anew for the keys that remain.
+// peel, and they are all the keys that remain unpeeled in a failed try but for a few:
+// after a failure the keys are hashed again, those whose slots all still hold keys are
+// sorted to find the repeated values, and every later try drops the repeats (keeping
+// one of each) and lays the array out anew for the keys that remain. When a count
+// overflowed (no peeling took place) all the keys are sorted to find them.
 void BinaryFuseFilter::Builder::find_peeling_seed(std::vector<uint64_t>& xs, HashSource source, Layout layout,
                                                   uint64_t seed_state) {
-  bool deduplicate = false;
+  std::vector<uint64_t> repeats;  // sorted: hash values seen more than once
   for (unsigned attempt = 0;; ++attempt) {
     if (attempt == kMaxSeeds)
       throw Error(Errc::invalid_argument, "binary fuse filter: no construction seed peeled " + std::to_string(xs.size()) +
                                      " keys in " + std::to_string(kMaxSeeds) + " tries");
-    if (attempt > 0) source.fill(source.context, xs);
-    if (deduplicate) {
-      std::sort(xs.begin(), xs.end());
-      xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+    if (!repeats.empty()) {
+      drop_repeats(xs, repeats);
       layout = layout_for(xs.size(), arity);
     }
     f.seed_ = detail::splitmix64(seed_state += 0x9E3779B97F4A7C15ULL);
@@ -185,9 +187,42 @@ void BinaryFuseFilter::Builder::find_peeling_seed(std::vector<uint64_t>& xs, Has
     // In order of their first slot (x's top bits), keys touch a window of a few
     // segments at a time instead of the whole array.
     if (layout.seg_count > 8) group_by_top_bits(xs, std::min(16, static_cast<int>(std::bit_width(layout.seg_count - 1))));
-    if (count_keys(xs) && peel(xs)) return;
-    deduplicate = true;
+    const bool counted = count_keys(xs);
+    if (counted && peel(xs)) return;
+    source.fill(source.context, xs);  // for the next try, unmixed
+    // A key peeled leaves its peeling slot at count 0; a key left unpeeled holds all of
+    // its slots. Repeats are never peeled, so all of them are among the latter, which
+    // are moved to the front and sorted there (in place: no memory beyond xs).
+    auto held = [&](uint64_t h) {
+      uint64_t p[4];
+      positions_in<4>(f.mix(h), f.count_len_, f.seg_len_, p);
+      bool all = true;
+      for (unsigned j = 0; j < arity; ++j) all &= count[p[j]] != 0;
+      return all;
+    };
+    const auto left = counted ? std::partition(xs.begin(), xs.end(), held) : xs.end();
+    std::sort(xs.begin(), left);
+    for (auto it = xs.begin(); it != left && it + 1 != left; ++it)
+      if (it[0] == it[1]) repeats.push_back(it[0]);
+    std::sort(repeats.begin(), repeats.end());
+    repeats.erase(std::unique(repeats.begin(), repeats.end()), repeats.end());
   }
+}
+
+// Keeps the first of each value in `repeats` (sorted) and every other value, in order.
+void BinaryFuseFilter::Builder::drop_repeats(std::vector<uint64_t>& xs, const std::vector<uint64_t>& repeats) {
+  std::vector<bool> kept(repeats.size(), false);
+  size_t out = 0;
+  for (const uint64_t h : xs) {
+    const auto it = std::lower_bound(repeats.begin(), repeats.end(), h);
+    if (it != repeats.end() && *it == h) {
+      const size_t r = static_cast<size_t>(it - repeats.begin());
+      if (kept[r]) continue;
+      kept[r] = true;
+    }
+    xs[out++] = h;
+  }
+  xs.resize(out);
 }
 
 void BinaryFuseFilter::Builder::lay_out(const Layout& layout, uint64_t n) {

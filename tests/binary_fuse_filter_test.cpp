@@ -150,6 +150,25 @@ TEST(BinaryFuseFilter, DuplicatesAreDropped) {
   }
 }
 
+// Key sets whose first construction seed does not peel (found by search): the next seed
+// is used, and no key is taken for a repeat and dropped.
+TEST(BinaryFuseFilter, ASeedThatDoesNotPeelIsReplacedAndNoKeyDropped) {
+  struct Case {
+    unsigned arity;
+    uint64_t seed;
+  };
+  for (const Case c : {Case{3, 22}, Case{4, 12}, Case{4, 20}}) {
+    std::mt19937_64 rng(c.seed * 31 + 1000);
+    std::vector<uint64_t> keys(1000);
+    for (auto& k : keys) k = rng();
+    const auto f = BinaryFuseFilter::build(keys, opts(c.arity, 8, c.seed));
+    uint64_t state = c.seed;
+    EXPECT_NE(f.construction_seed(), detail::splitmix64(state + 0x9E3779B97F4A7C15ULL)) << "not a retry";
+    EXPECT_EQ(f.size(), keys.size());
+    for (uint64_t k : keys) ASSERT_TRUE(f.contains(k));
+  }
+}
+
 TEST(BinaryFuseFilter, FalsePositiveRateAndSpace) {
   const size_t n = big();
   const auto keys = random_u64(n, 11);
