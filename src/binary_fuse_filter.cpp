@@ -21,9 +21,9 @@ namespace {
 constexpr uint64_t kMaxSegmentLength = uint64_t{1} << 18;
 constexpr uint64_t kMaxSlots = std::numeric_limits<uint32_t>::max();  // the peeling queue keeps 32-bit slots
 constexpr size_t kParamsSize = 40;
-// The params' hasher ids: 1, XXH3-64 of every key (files written before hasher 3);
+// The params' hasher ids: 1, XXH3-64 of every key (files written before hasher 4);
 // 3, XXH3-64 except that an 8-byte key is its little-endian value (BinaryFuseFilter::key_hash).
-constexpr uint32_t kHasherXxh3 = 1, kHasherIntKeys = 3;
+constexpr uint32_t kHasherXxh3 = 1, kHasherIntKeys = 4;
 
 struct Layout {
   uint64_t seg_len = 4;
@@ -470,7 +470,7 @@ BinaryFuseFilter BinaryFuseFilter::from_storage(std::shared_ptr<const detail::Fi
   r.expect_end();
   if (hasher != kHasherXxh3 && hasher != kHasherIntKeys)
     throw Error(Errc::unsupported, "binary fuse filter: hash function " + std::to_string(hasher) +
-                                       " is not supported (only 1, XXH3-64, and 3, XXH3-64 with 8-byte keys as integers)");
+                                       " is not supported (only 1, XXH3-64, and 4, XXH3-64 with 8-byte keys as integers)");
   f.int_keys_ = hasher == kHasherIntKeys;
   if (arity != 3 && arity != 4) throw corrupt("arity " + std::to_string(arity) + " (must be 3 or 4)");
   if (w < 1 || w > 32) throw corrupt("fingerprint width " + std::to_string(w) + " (must be 1 to 32)");

@@ -26,8 +26,9 @@
 //  * contains_many() hashes keys kLookahead ahead of the one it compares and prefetches
 //    their slots, for filters larger than a typical L2 (kPrefetchBytes).
 //  * Construction never fails on valid input and never hangs. Duplicate keys (or equal
-//    64-bit hashes) are tolerated: a seed that does not peel triggers one sort of the
-//    hashes and the removal of repeats, then up to kMaxSeeds seeds are tried in all;
+//    64-bit hashes) are tolerated: after a seed that does not peel, the keys it left
+//    unpeeled (all of them if a slot's count overflowed) are sorted in place to find
+//    repeats, which later tries drop (keeping one); up to kMaxSeeds seeds are tried;
 //    failing that (practically impossible for distinct hashes: each seed fails with a
 //    small probability), Errc::invalid_argument is thrown naming the key count. More keys than
 //    the layout can address (more than 2^32 − 1 slots) throw Errc::too_large, bad
@@ -39,7 +40,8 @@
 //    hashes and a count byte) and a queue of pending slots (4 bytes each, at most one
 //    a slot; 256 KiB for 10^7 keys): ~19.1 bytes a key for a large 3-wise filter (the
 //    published code: ~24). The slot arrays are freed before the result is allocated;
-//    a retry with another seed hashes the keys again (or copies the hashes again).
+//    a retry with another seed hashes the keys again (or copies the hashes again), and
+//    holds the repeated values found (8 bytes each; none for distinct keys).
 //  * Static: built once, then read-only; concurrent const calls are safe.
 //  * Files: serialize() writes the amq container (Kind::binary_fuse, docs/format.md);
 //    load() validates and copies a file, open() memory-maps one and answers from the
@@ -119,7 +121,7 @@ class BinaryFuseFilter {
 
   bool contains(KeyView key) const noexcept { return contains_hash(key_hash(key.bytes(), hash_seed_, int_keys_)); }
   // A key's 64-bit hash: XXH3-64 with the hash seed, except that a key of 8 bytes (a
-  // uint64_t key among them) is its own little-endian value when `int_keys` (hasher 3:
+  // uint64_t key among them) is its own little-endian value when `int_keys` (hasher 4:
   // every filter built since; hasher 1 files hash every key with XXH3). The lookup
   // mixes the hash with the construction seed anyway (mix(), a bijection), so an
   // 8-byte key needs no hash of its own; it saves a lookup a third of its instructions.
@@ -183,7 +185,7 @@ class BinaryFuseFilter {
   uint64_t segment_count() const noexcept { return seg_count_; }
   uint64_t slot_count() const noexcept { return slots_; }
   uint64_t hash_seed() const noexcept { return hash_seed_; }
-  // Hasher 3 (8-byte keys as their integer value, see key_hash) rather than 1.
+  // Hasher 4 (8-byte keys as their integer value, see key_hash) rather than 1.
   bool integer_keys() const noexcept { return int_keys_; }
   uint64_t construction_seed() const noexcept { return seed_; }
   // Bytes of the fingerprint array (what lookups read).
@@ -317,7 +319,7 @@ class BinaryFuseFilter {
   unsigned arity_ = 3;
   unsigned width_ = 8;
   int lane_ = 1;  // bytes a slot for w = 8, 16, 32; 0: bit-packed
-  bool int_keys_ = true;  // hasher 3 (see key_hash); false: hasher 1
+  bool int_keys_ = true;  // hasher 4 (see key_hash); false: hasher 1
   Shape shape_ = Shape::empty;
 };
 
