@@ -22,7 +22,8 @@ class AnyBinaryFuse final : public SetAdapter<BinaryFuseFilter, Kind::binary_fus
                 {"segments", std::to_string(s_.segment_count())},
                 {"slots", std::to_string(s_.slot_count())},
                 {"fpp", fmt_double(s_.expected_fpp())},
-                {"hash", "xxh3 seed " + std::to_string(s_.hash_seed())},
+                {"hash", "xxh3 seed " + std::to_string(s_.hash_seed()) +
+                             (s_.integer_keys() ? ", 8-byte keys as integers" : "")},
                 {"memory_bytes", std::to_string(s_.size_in_bytes())},
                 {"mapped", s_.is_mapped() ? "yes" : "no"}};
     return i;

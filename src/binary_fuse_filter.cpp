@@ -19,8 +19,11 @@ namespace amq {
 namespace {
 
 constexpr uint64_t kMaxSegmentLength = uint64_t{1} << 18;
-constexpr uint64_t kMaxSlots = std::numeric_limits<uint32_t>::max();  // the peeling order keeps 32-bit slots
+constexpr uint64_t kMaxSlots = std::numeric_limits<uint32_t>::max();  // the peeling queue keeps 32-bit slots
 constexpr size_t kParamsSize = 40;
+// The params' hasher ids: 1, XXH3-64 of every key (files written before hasher 4);
+// 3, XXH3-64 except that an 8-byte key is its little-endian value (BinaryFuseFilter::key_hash).
+constexpr uint32_t kHasherXxh3 = 1, kHasherIntKeys = 4;
 
 struct Layout {
   uint64_t seg_len = 4;
@@ -44,24 +47,6 @@ Layout layout_for(uint64_t n, unsigned arity) {
   l.seg_count = segs > arity - 1 ? segs - (arity - 1) : 1;
   l.slots = (l.seg_count + arity - 1) * l.seg_len;
   return l;
-}
-
-// MurmurHash3's fmix64 undone: each xor-shift by 33 is its own inverse, each multiply
-// undone by the constant's inverse modulo 2^64.
-constexpr uint64_t inverse_mod64(uint64_t a) {
-  uint64_t y = a;  // Newton's iteration doubles the correct low bits: 3, 6, 12, 24, 48, 96
-  for (int i = 0; i < 5; ++i) y *= 2 - a * y;
-  return y;
-}
-static_assert(inverse_mod64(0xff51afd7ed558ccdULL) * 0xff51afd7ed558ccdULL == 1);
-static_assert(inverse_mod64(0xc4ceb9fe1a85ec53ULL) * 0xc4ceb9fe1a85ec53ULL == 1);
-uint64_t unfmix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= inverse_mod64(0xc4ceb9fe1a85ec53ULL);
-  k ^= k >> 33;
-  k *= inverse_mod64(0xff51afd7ed558ccdULL);
-  k ^= k >> 33;
-  return k;
 }
 
 // Reorders v so that values with equal top `bits` bits are adjacent, in ascending order
@@ -114,8 +99,6 @@ void check_options(const BinaryFuseOptions& o) {
 
 BinaryFuseFilter::BinaryFuseFilter() : BinaryFuseFilter(build_hashes({}, {})) {}
 
-uint64_t BinaryFuseFilter::unmix(uint64_t x) noexcept { return unfmix64(x); }
-
 unsigned BinaryFuseFilter::bits_for_fpp(double fpp) {
   if (!(fpp > 0 && fpp < 1))
     throw Error(Errc::invalid_argument, "binary fuse filter: the false-positive rate must be in (0, 1)");
@@ -137,15 +120,15 @@ std::vector<std::byte> BinaryFuseFilter::serialize() const {
   return {b.begin(), b.end()};
 }
 
-BinaryFuseFilter BinaryFuseFilter::build_owned(std::vector<uint64_t>& hashes, const Options& options) {
-  return build_impl(hashes, &hashes, options);
-}
-
 BinaryFuseFilter BinaryFuseFilter::build_hashes(std::span<const uint64_t> hashes, const Options& options) {
-  return build_impl(hashes, nullptr, options);
+  const auto fill = [](const void* c, std::vector<uint64_t>& out) {
+    const auto& h = *static_cast<const std::span<const uint64_t>*>(c);
+    out.assign(h.begin(), h.end());
+  };
+  return build_from({&hashes, fill}, hashes.size(), options);
 }
 
-// build_impl's steps, in the order it takes them: lay the slots out, mix the hashes with
+// build_from's steps, in the order it takes them: lay the slots out, mix the hashes with
 // a construction seed, count each key into its slots, peel, and assign the fingerprints
 // in reverse peeling order; a seed whose keys do not peel is replaced by the next.
 struct BinaryFuseFilter::Builder {
@@ -154,7 +137,8 @@ struct BinaryFuseFilter::Builder {
   // Large arrays on 2 MiB pages, for the random accesses of the peeling.
   std::vector<uint8_t, detail::HugePageAllocator<uint8_t>> count;  // per slot: keys << 2 | XOR of position indices
   std::vector<uint64_t, detail::HugePageAllocator<uint64_t>> xors;  // per slot: XOR of the keys' mixed hashes
-  std::vector<uint32_t, detail::HugePageAllocator<uint32_t>> order;  // the slots in peeling order
+  std::vector<uint8_t, detail::HugePageAllocator<uint8_t>> peeled_at;  // per peeled key: which of its slots
+  std::vector<uint32_t> pending;  // slots left with one key, not yet peeled (a queue)
 
   explicit Builder(const Options& options) : arity(options.arity) {
     f.arity_ = arity;
@@ -163,46 +147,82 @@ struct BinaryFuseFilter::Builder {
     f.lane_ = lane_of(f.width_);
   }
 
-  void find_peeling_seed(std::vector<uint64_t>& xs, Layout layout, uint64_t seed_state);
-  void mix_with_seed(std::vector<uint64_t>& xs, uint64_t seed, bool mixed);
+  void find_peeling_seed(std::vector<uint64_t>& xs, HashSource source, Layout layout, uint64_t seed_state);
+  static void drop_repeats(std::vector<uint64_t>& xs, const std::vector<uint64_t>& repeats);
   void lay_out(const Layout& layout, uint64_t n);
   bool count_keys(const std::vector<uint64_t>& xs);
-  bool peel();
+  template <unsigned A>
+  bool count_keys(const std::vector<uint64_t>& xs);
+  bool peel(std::vector<uint64_t>& xs);
+  template <unsigned A>
+  bool peel(std::vector<uint64_t>& xs);
   std::array<std::byte, kParamsSize> params(uint64_t hash_seed) const;
-  void assign_fingerprints(std::span<std::byte> payload);
+  void assign_fingerprints(std::span<std::byte> payload, const std::vector<uint64_t>& peeled);
+  template <unsigned A, int Lane>
+  void assign_fingerprints(std::byte* out, const std::vector<uint64_t>& peeled);
 };
 
-// Tries construction seeds until the keys peel. Equal hashes (equal mixed values) never
-// peel: the first failure also sorts the hashes once, drops repeats and lays the array
-// out anew for the keys that remain.
-void BinaryFuseFilter::Builder::find_peeling_seed(std::vector<uint64_t>& xs, Layout layout, uint64_t seed_state) {
-  bool deduplicated = false, mixed = false;
+// Tries construction seeds until the keys peel. Each try starts from the keys' hashes
+// (the last try's peeling order overwrote them) mixed with its seed. Equal hashes never
+// peel, and they are all the keys that remain unpeeled in a failed try but for a few:
+// after a failure the keys are hashed again, those whose slots all still hold keys are
+// sorted to find the repeated values, and every later try drops the repeats (keeping
+// one of each) and lays the array out anew for the keys that remain. When a count
+// overflowed (no peeling took place) all the keys are sorted to find them.
+void BinaryFuseFilter::Builder::find_peeling_seed(std::vector<uint64_t>& xs, HashSource source, Layout layout,
+                                                  uint64_t seed_state) {
+  std::vector<uint64_t> repeats;  // sorted: hash values seen more than once
   for (unsigned attempt = 0;; ++attempt) {
     if (attempt == kMaxSeeds)
       throw Error(Errc::invalid_argument, "binary fuse filter: no construction seed peeled " + std::to_string(xs.size()) +
                                      " keys in " + std::to_string(kMaxSeeds) + " tries");
-    mix_with_seed(xs, detail::splitmix64(seed_state += 0x9E3779B97F4A7C15ULL), mixed);
-    mixed = true;
+    if (!repeats.empty()) {
+      drop_repeats(xs, repeats);
+      layout = layout_for(xs.size(), arity);
+    }
+    f.seed_ = detail::splitmix64(seed_state += 0x9E3779B97F4A7C15ULL);
+    const uint64_t seed = f.seed_;
+    for (uint64_t& v : xs) v = detail::murmur3_fmix64(v + seed);  // mix(v)
     lay_out(layout, xs.size());
     // In order of their first slot (x's top bits), keys touch a window of a few
     // segments at a time instead of the whole array.
     if (layout.seg_count > 8) group_by_top_bits(xs, std::min(16, static_cast<int>(std::bit_width(layout.seg_count - 1))));
-    if (count_keys(xs) && peel()) return;
-    if (!deduplicated) {
-      deduplicated = true;
-      std::sort(xs.begin(), xs.end());
-      xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
-      layout = layout_for(xs.size(), arity);
-    }
+    const bool counted = count_keys(xs);
+    if (counted && peel(xs)) return;
+    source.fill(source.context, xs);  // for the next try, unmixed
+    // A key peeled leaves its peeling slot at count 0; a key left unpeeled holds all of
+    // its slots. Repeats are never peeled, so all of them are among the latter, which
+    // are moved to the front and sorted there (in place: no memory beyond xs).
+    auto held = [&](uint64_t h) {
+      uint64_t p[4];
+      positions_in<4>(f.mix(h), f.count_len_, f.seg_len_, p);
+      bool all = true;
+      for (unsigned j = 0; j < arity; ++j) all &= count[p[j]] != 0;
+      return all;
+    };
+    const auto left = counted ? std::partition(xs.begin(), xs.end(), held) : xs.end();
+    std::sort(xs.begin(), left);
+    for (auto it = xs.begin(); it != left && it + 1 != left; ++it)
+      if (it[0] == it[1]) repeats.push_back(it[0]);
+    std::sort(repeats.begin(), repeats.end());
+    repeats.erase(std::unique(repeats.begin(), repeats.end()), repeats.end());
   }
 }
 
-// Replaces each hash by its value mixed with `seed`; once mixed (with the filter's
-// previous seed), a value is first unmixed back to the key's hash.
-void BinaryFuseFilter::Builder::mix_with_seed(std::vector<uint64_t>& xs, uint64_t seed, bool mixed) {
-  const uint64_t previous_seed = f.seed_;
-  f.seed_ = seed;
-  for (uint64_t& v : xs) v = f.mix(mixed ? unmix(v) - previous_seed : v);
+// Keeps the first of each value in `repeats` (sorted) and every other value, in order.
+void BinaryFuseFilter::Builder::drop_repeats(std::vector<uint64_t>& xs, const std::vector<uint64_t>& repeats) {
+  std::vector<bool> kept(repeats.size(), false);
+  size_t out = 0;
+  for (const uint64_t h : xs) {
+    const auto it = std::lower_bound(repeats.begin(), repeats.end(), h);
+    if (it != repeats.end() && *it == h) {
+      const size_t r = static_cast<size_t>(it - repeats.begin());
+      if (kept[r]) continue;
+      kept[r] = true;
+    }
+    xs[out++] = h;
+  }
+  xs.resize(out);
 }
 
 void BinaryFuseFilter::Builder::lay_out(const Layout& layout, uint64_t n) {
@@ -219,50 +239,94 @@ void BinaryFuseFilter::Builder::lay_out(const Layout& layout, uint64_t n) {
 bool BinaryFuseFilter::Builder::count_keys(const std::vector<uint64_t>& xs) {
   count.assign(f.slots_, 0);
   xors.assign(f.slots_, 0);
-  order.resize(f.n_);
-  bool overflow = false;
-  uint64_t p[4];
-  for (const uint64_t x : xs) {
-    f.positions(x, p);
-    for (unsigned j = 0; j < arity; ++j) {
-      const uint8_t c = count[p[j]];
-      overflow |= c >= 252;
-      count[p[j]] = static_cast<uint8_t>((c + 4) ^ j);
-      xors[p[j]] ^= x;
-    }
-  }
-  return !overflow;
+  return arity == 3 ? count_keys<3>(xs) : count_keys<4>(xs);
 }
 
-// Peel: a slot with one key gives it that key; the key leaves its other slots, whose
-// counts are looked at right after (from the order, used as the queue). True when every
-// key peeled.
-bool BinaryFuseFilter::Builder::peel() {
-  const uint64_t n = f.n_;
-  const size_t slots = f.slots_;
-  size_t top = 0;
-  auto peel_slot = [&](uint64_t s) {
-    if ((count[s] >> 2) != 1 || top == n) return;
-    const uint64_t x = xors[s];
-    const unsigned j = count[s] & 3;
-    order[top++] = static_cast<uint32_t>(s);
-    count[s] = static_cast<uint8_t>(j);  // no key left; the index stays for the fill
-    uint64_t q[4];
-    f.positions(x, q);
-    for (unsigned m = 0; m < arity; ++m) {
-      if (m == j) continue;
-      count[q[m]] = static_cast<uint8_t>((count[q[m]] - 4) ^ m);
-      xors[q[m]] ^= x;
+// The loops below keep the layout in locals: their byte stores could alias the fields
+// of `f`, which the compiler would then reload after every store.
+template <unsigned A>
+bool BinaryFuseFilter::Builder::count_keys(const std::vector<uint64_t>& xs) {
+  uint8_t* const cnt = count.data();
+  uint64_t* const xr = xors.data();
+  const uint64_t count_len = f.count_len_, seg_len = f.seg_len_;
+  uint8_t high = 0;
+  uint64_t p[4];
+  for (const uint64_t x : xs) {
+    positions_in<A>(x, count_len, seg_len, p);
+    for (unsigned j = 0; j < A; ++j) {
+      const uint8_t c = cnt[p[j]];
+      high |= c;
+      cnt[p[j]] = static_cast<uint8_t>((c + 4) ^ j);
+      xr[p[j]] ^= x;
     }
-  };
-  size_t head = 0;
-  for (size_t s = 0; s < slots && top < n; ++s) {
-    peel_slot(s);
-    while (head < top) {
-      const uint64_t x = xors[order[head++]];
+  }
+  // `high` (the OR of every count before its increment) is at least 0x80 when any
+  // count reached 32 keys: a conservative test for the 6-bit overflow (at 64 keys),
+  // which for distinct hashes practically never fires, and sends repeats to the retry.
+  return high < 0x80;
+}
+
+// Peel: a slot with one key gives it that key, which leaves its other slots; a slot
+// that this leaves with one key goes on the queue of pending slots, which is emptied
+// before the scan of the slots goes on (so the peeling stays within a few segments).
+// The slots of the key 4 places ahead in the queue are prefetched: the queue's order
+// (rather than a stack's) makes that the key peeled 4 steps later, unless it leaves.
+// The peeled keys' mixed hashes are written over xs, in peeling order, and which of its
+// slots each was peeled from into peeled_at. True when every key peeled.
+bool BinaryFuseFilter::Builder::peel(std::vector<uint64_t>& xs) { return arity == 3 ? peel<3>(xs) : peel<4>(xs); }
+
+template <unsigned A>
+bool BinaryFuseFilter::Builder::peel(std::vector<uint64_t>& xs) {
+  const uint64_t n = f.n_, slots = f.slots_, count_len = f.count_len_, seg_len = f.seg_len_;
+  uint8_t* const cnt = count.data();
+  uint64_t* const xr = xors.data();
+  uint64_t* const out = xs.data();
+  peeled_at.resize(n);
+  uint8_t* const at = peeled_at.data();
+  // The queue in locals, grown by hand: a std::vector's own pointers would be reloaded
+  // after every byte store.
+  if (pending.size() < 1024) pending.resize(1024);
+  uint32_t* queue = pending.data();
+  size_t tail = 0, room = pending.size();
+  uint64_t top = 0;
+  size_t head = 0;  // pending: queue[head, tail)
+  for (uint64_t s = 0; s < slots && top < n; ++s) {
+    if ((cnt[s] >> 2) != 1) continue;
+    head = 0;
+    tail = 0;
+    queue[tail++] = static_cast<uint32_t>(s);
+    while (head < tail) {
+      if (head + 4 < tail) {
+        const uint64_t y = xr[queue[head + 4]];
+        uint64_t r[4];
+        positions_in<A>(y, count_len, seg_len, r);
+        for (unsigned m = 0; m < A; ++m) {
+          detail::prefetch(xr + r[m]);
+          detail::prefetch(cnt + r[m]);
+        }
+      }
+      const uint64_t t = queue[head++];
+      if ((cnt[t] >> 2) != 1) continue;  // its key left through another of its slots
+      const uint64_t x = xr[t];
+      const unsigned j = cnt[t] & 3;
+      cnt[t] = 0;
+      at[top] = static_cast<uint8_t>(j);
+      out[top++] = x;
       uint64_t q[4];
-      f.positions(x, q);
-      for (unsigned m = 0; m < arity; ++m) peel_slot(q[m]);
+      positions_in<A>(x, count_len, seg_len, q);
+      if (tail + A > room) {
+        pending.resize(2 * room);
+        queue = pending.data();
+        room = pending.size();
+      }
+      for (unsigned m = 0; m < A; ++m) {
+        if (m == j) continue;
+        const uint8_t c = static_cast<uint8_t>((cnt[q[m]] - 4) ^ m);
+        cnt[q[m]] = c;
+        xr[q[m]] ^= x;
+        queue[tail] = static_cast<uint32_t>(q[m]);
+        tail += (c >> 2) == 1;
+      }
     }
   }
   return top == n;
@@ -271,7 +335,7 @@ bool BinaryFuseFilter::Builder::peel() {
 // The params (docs/format.md), written field by field into their fixed 40 bytes.
 std::array<std::byte, kParamsSize> BinaryFuseFilter::Builder::params(uint64_t hash_seed) const {
   std::array<std::byte, kParamsSize> params{};
-  const uint32_t hasher_id = Xxh3Hasher::id, seg_len32 = static_cast<uint32_t>(f.seg_len_),
+  const uint32_t hasher_id = kHasherIntKeys, seg_len32 = static_cast<uint32_t>(f.seg_len_),
                  seg_count32 = static_cast<uint32_t>(f.seg_count_);
   std::memcpy(params.data(), &hasher_id, 4);
   params[4] = std::byte{static_cast<uint8_t>(arity)};
@@ -286,74 +350,92 @@ std::array<std::byte, kParamsSize> BinaryFuseFilter::Builder::params(uint64_t ha
 
 // In reverse peeling order each key's slot is the last of its slots to be set: it gets
 // the key's fingerprint XOR the other slots' values.
-void BinaryFuseFilter::Builder::assign_fingerprints(std::span<std::byte> payload) {
+void BinaryFuseFilter::Builder::assign_fingerprints(std::span<std::byte> payload, const std::vector<uint64_t>& peeled) {
   if (payload.empty()) return;
   std::memset(payload.data(), 0, payload.size());
   f.fp_ = payload.data();
   std::byte* const out = payload.data();
+  const bool three = arity == 3;
+  switch (f.lane_) {
+    case 1: return three ? assign_fingerprints<3, 1>(out, peeled) : assign_fingerprints<4, 1>(out, peeled);
+    case 2: return three ? assign_fingerprints<3, 2>(out, peeled) : assign_fingerprints<4, 2>(out, peeled);
+    case 4: return three ? assign_fingerprints<3, 4>(out, peeled) : assign_fingerprints<4, 4>(out, peeled);
+    default: return three ? assign_fingerprints<3, 0>(out, peeled) : assign_fingerprints<4, 0>(out, peeled);
+  }
+}
+
+template <unsigned A, int Lane>
+void BinaryFuseFilter::Builder::assign_fingerprints(std::byte* const out, const std::vector<uint64_t>& peeled) {
+  const uint64_t count_len = f.count_len_, seg_len = f.seg_len_, mask = f.fp_mask_;
   const unsigned w = f.width_;
-  for (size_t k = f.n_; k-- > 0;) {
-    const uint32_t s = order[k];
-    const uint64_t x = xors[s];
-    const unsigned j = count[s] & 3;
-    uint64_t q[4];
-    f.positions(x, q);
-    uint64_t v = f.fingerprint(x);
-    for (unsigned m = 0; m < arity; ++m) {
-      if (m == j) continue;
-      switch (f.lane_) {
-        case 1: v ^= f.slot<1>(q[m]); break;
-        case 2: v ^= f.slot<2>(q[m]); break;
-        case 4: v ^= f.slot<4>(q[m]); break;
-        default: v ^= f.slot<0>(q[m]); break;
-      }
+  auto get = [&](uint64_t i) -> uint64_t {
+    if constexpr (Lane == 1) {
+      return std::to_integer<uint8_t>(out[i]);
+    } else if constexpr (Lane == 2) {
+      uint16_t v;
+      std::memcpy(&v, out + 2 * i, 2);
+      return v;
+    } else if constexpr (Lane == 4) {
+      uint32_t v;
+      std::memcpy(&v, out + 4 * i, 4);
+      return v;
+    } else {
+      const uint64_t bit = i * w;
+      uint64_t v;
+      std::memcpy(&v, out + (bit >> 3), 8);
+      return (v >> (bit & 7)) & mask;
     }
-    switch (f.lane_) {
-      case 1: out[s] = std::byte{static_cast<uint8_t>(v)}; break;
-      case 2: {
-        const uint16_t v16 = static_cast<uint16_t>(v);
-        std::memcpy(out + 2 * uint64_t{s}, &v16, 2);
-        break;
-      }
-      case 4: {
-        const uint32_t v32 = static_cast<uint32_t>(v);
-        std::memcpy(out + 4 * uint64_t{s}, &v32, 4);
-        break;
-      }
-      default: {
-        const uint64_t bit = uint64_t{s} * w;
-        uint64_t word;
-        std::memcpy(&word, out + (bit >> 3), 8);
-        word |= v << (bit & 7);
-        std::memcpy(out + (bit >> 3), &word, 8);
-      }
+  };
+  // The slot a key was peeled from is still zero (each slot is given to one key), so
+  // all of the key's slots are XORed.
+  const uint8_t* const at = peeled_at.data();
+  for (uint64_t k = f.n_; k-- > 0;) {
+    const uint64_t x = peeled[k];
+    uint64_t q[4];
+    positions_in<A>(x, count_len, seg_len, q);
+    const uint64_t s = q[at[k]];
+    uint64_t v = (x ^ (x >> 32)) & mask;  // fingerprint(x)
+    for (unsigned m = 0; m < A; ++m) v ^= get(q[m]);
+    if constexpr (Lane == 1) {
+      out[s] = std::byte{static_cast<uint8_t>(v)};
+    } else if constexpr (Lane == 2) {
+      const uint16_t v16 = static_cast<uint16_t>(v);
+      std::memcpy(out + 2 * s, &v16, 2);
+    } else if constexpr (Lane == 4) {
+      const uint32_t v32 = static_cast<uint32_t>(v);
+      std::memcpy(out + 4 * s, &v32, 4);
+    } else {
+      const uint64_t bit = s * w;
+      uint64_t word;
+      std::memcpy(&word, out + (bit >> 3), 8);
+      word |= v << (bit & 7);
+      std::memcpy(out + (bit >> 3), &word, 8);
     }
   }
 }
 
-BinaryFuseFilter BinaryFuseFilter::build_impl(std::span<const uint64_t> keys, std::vector<uint64_t>* owned,
-                                              const Options& options) {
+BinaryFuseFilter BinaryFuseFilter::build_from(HashSource source, uint64_t n, const Options& options) {
   check_options(options);
-  // The keys' hashes, ours to reorder: each try replaces them by their mixed values
-  // (mix() is a bijection, undone by unmix()) and groups those by their first slot.
-  std::vector<uint64_t> copy;
-  if (!owned) copy.assign(keys.begin(), keys.end());
-  std::vector<uint64_t>& xs = owned ? *owned : copy;
-  const Layout layout = layout_for(xs.size(), options.arity);
+  const Layout layout = layout_for(n, options.arity);
   if (layout.slots > kMaxSlots)
-    throw Error(Errc::too_large, "binary fuse filter: " + std::to_string(xs.size()) +
-                                     " keys need more than 2^32 - 1 slots");
+    throw Error(Errc::too_large, "binary fuse filter: " + std::to_string(n) + " keys need more than 2^32 - 1 slots");
+  // The keys' hashes, ours to reorder: each try replaces them by their mixed values,
+  // groups those by their first slot, and overwrites them with the peeling order.
+  std::vector<uint64_t> xs;
+  source.fill(source.context, xs);
   Builder b(options);
-  b.find_peeling_seed(xs, layout, options.seed);
-  // The peeling state is all the fill needs: free what it does not before allocating.
-  std::vector<uint64_t>().swap(xs);
+  b.find_peeling_seed(xs, source, layout, options.seed);
+  // The peeling order is all the fill needs: free the rest before allocating.
+  decltype(b.count)().swap(b.count);
+  decltype(b.xors)().swap(b.xors);
+  std::vector<uint32_t>().swap(b.pending);
 
   const auto params = b.params(options.seed);
   const uint64_t payload_len = payload_bytes_for(b.f.slots_, b.f.width_);
   // Lookups read 3 or 4 random slots: a large array on 2 MiB pages misses the TLB far less.
   auto storage = detail::FileStorage::allocate(container_size(params.size(), payload_len));
   write_container_to(storage->writable(), Kind::binary_fuse, params, payload_len,
-                     [&](std::span<std::byte> payload) { b.assign_fingerprints(payload); });
+                     [&](std::span<std::byte> payload) { b.assign_fingerprints(payload, xs); });
   return from_storage(std::move(storage), false);
 }
 
@@ -386,9 +468,10 @@ BinaryFuseFilter BinaryFuseFilter::from_storage(std::shared_ptr<const detail::Fi
   f.seg_len_ = r.u32();
   f.seg_count_ = r.u32();
   r.expect_end();
-  if (hasher != Xxh3Hasher::id)
+  if (hasher != kHasherXxh3 && hasher != kHasherIntKeys)
     throw Error(Errc::unsupported, "binary fuse filter: hash function " + std::to_string(hasher) +
-                                       " is not supported (only XXH3-64, id 1)");
+                                       " is not supported (only 1, XXH3-64, and 4, XXH3-64 with 8-byte keys as integers)");
+  f.int_keys_ = hasher == kHasherIntKeys;
   if (arity != 3 && arity != 4) throw corrupt("arity " + std::to_string(arity) + " (must be 3 or 4)");
   if (w < 1 || w > 32) throw corrupt("fingerprint width " + std::to_string(w) + " (must be 1 to 32)");
   if (reserved != 0) throw corrupt("reserved field is not zero");
@@ -410,6 +493,7 @@ BinaryFuseFilter BinaryFuseFilter::from_storage(std::shared_ptr<const detail::Fi
   f.seg_mask_ = f.seg_len_ - 1;
   f.count_len_ = f.seg_count_ * f.seg_len_;
   f.payload_bytes_ = c.payload.size();
+  f.shape_ = shape_for(f.slots_, w, arity);
   f.fp_ = c.payload.data();
   if (f.lane_ == 0 && expect > 0) {
     // The bits after the last slot, and the read-ahead word, are zero.

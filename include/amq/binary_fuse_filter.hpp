@@ -19,24 +19,29 @@
 //    0.25·ln 10^6 / ln n), resp. max(1.075, 0.77 + 0.305·ln 600000 / ln n)), so a set of
 //    a few keys takes a few dozen slots, not a segment of thousands.
 //  * A lookup: one hash of the key (XXH3-64 with the filter's hash seed, as every amq
-//    structure), one 64-bit mix with the construction seed, and 3 or 4 independent
-//    reads. Widths 8, 16 and 32 read a plain uint8_t/uint16_t/uint32_t array; other
+//    structure; a key of 8 bytes, a uint64_t key among them, is instead taken as its
+//    integer value, see key_hash), one 64-bit mix with the construction seed, and 3 or
+//    4 independent reads. Widths 8, 16 and 32 read a plain uint8_t/uint16_t/uint32_t array; other
 //    widths are bit-packed (one unaligned 8-byte read a slot).
-//  * contains_many() hashes a batch and prefetches every slot it will read before
-//    comparing, for filters larger than a typical L2 (kPrefetchBytes).
+//  * contains_many() hashes keys kLookahead ahead of the one it compares and prefetches
+//    their slots, for filters larger than a typical L2 (kPrefetchBytes).
 //  * Construction never fails on valid input and never hangs. Duplicate keys (or equal
-//    64-bit hashes) are tolerated: a seed that does not peel triggers one sort of the
-//    hashes and the removal of repeats, then up to kMaxSeeds seeds are tried in all;
+//    64-bit hashes) are tolerated: after a seed that does not peel, the keys it left
+//    unpeeled (all of them if a slot's count overflowed) are sorted in place to find
+//    repeats, which later tries drop (keeping one); up to kMaxSeeds seeds are tried;
 //    failing that (practically impossible for distinct hashes: each seed fails with a
 //    small probability), Errc::invalid_argument is thrown naming the key count. More keys than
 //    the layout can address (more than 2^32 − 1 slots) throw Errc::too_large, bad
 //    options Errc::invalid_argument, and exhausted memory std::bad_alloc.
 //  * Construction memory, beside the result: 8 bytes a key for the keys' hashes (a copy
 //    when built from a span of hashes; reordered in place, by first slot, so that the
-//    peeling touches a few segments at a time), 9 bytes a slot (a 64-bit XOR of hashes
-//    and a count byte) and 4 bytes a key (the peeling order): ~22.1 bytes a key for a
-//    large 3-wise filter, ~23.3 with an 8-bit result (below the ~24 of the published
-//    code); the hashes are freed before the result is allocated.
+//    peeling touches a few segments at a time, then overwritten by the peeling order),
+//    1 byte a key (which slot each was peeled from), 9 bytes a slot (a 64-bit XOR of
+//    hashes and a count byte) and a queue of pending slots (4 bytes each, at most one
+//    a slot; 256 KiB for 10^7 keys): ~19.1 bytes a key for a large 3-wise filter (the
+//    published code: ~24). The slot arrays are freed before the result is allocated;
+//    a retry with another seed hashes the keys again (or copies the hashes again), and
+//    holds the repeated values found (8 bytes each; none for distinct keys).
 //  * Static: built once, then read-only; concurrent const calls are safe.
 //  * Files: serialize() writes the amq container (Kind::binary_fuse, docs/format.md);
 //    load() validates and copies a file, open() memory-maps one and answers from the
@@ -57,6 +62,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -94,11 +100,14 @@ class BinaryFuseFilter {
   // Builds from keys (anything KeyView takes: strings, byte spans, uint64_t).
   template <class Keys>
   static BinaryFuseFilter build(const Keys& keys, const Options& options = {}) {
-    std::vector<uint64_t> hashes;
-    hashes.reserve(std::size(keys));
-    const Xxh3Hasher h{options.seed};
-    for (const auto& k : keys) hashes.push_back(h(KeyView(k).bytes()));
-    return build_owned(hashes, options);
+    const auto fill = [&keys, &options](std::vector<uint64_t>& out) {
+      out.clear();
+      out.reserve(std::size(keys));
+      for (const auto& k : keys) out.push_back(key_hash(KeyView(k).bytes(), options.seed, true));
+    };
+    using Fill = decltype(fill);
+    return build_from({&fill, [](const void* c, std::vector<uint64_t>& out) { (*static_cast<const Fill*>(c))(out); }},
+                      std::size(keys), options);
   }
   // Builds from 64-bit hashes (query with contains_hash); repeats are tolerated.
   static BinaryFuseFilter build_hashes(std::span<const uint64_t> hashes, const Options& options = {});
@@ -110,55 +119,62 @@ class BinaryFuseFilter {
   // The array's slots for n keys at this arity (the paper's layout, see above).
   static uint64_t slots_for(uint64_t n, unsigned arity);
 
-  bool contains(KeyView key) const noexcept { return contains_hash(Xxh3Hasher{hash_seed_}(key.bytes())); }
+  bool contains(KeyView key) const noexcept { return contains_hash(key_hash(key.bytes(), hash_seed_, int_keys_)); }
+  // A key's 64-bit hash: XXH3-64 with the hash seed, except that a key of 8 bytes (a
+  // uint64_t key among them) is its own little-endian value when `int_keys` (hasher 4:
+  // every filter built since; hasher 1 files hash every key with XXH3). The lookup
+  // mixes the hash with the construction seed anyway (mix(), a bijection), so an
+  // 8-byte key needs no hash of its own; it saves a lookup a third of its instructions.
+  static uint64_t key_hash(Bytes b, uint64_t hash_seed, bool int_keys) noexcept {
+    if (int_keys && b.size() == 8) {
+      uint64_t v;
+      std::memcpy(&v, b.data(), 8);
+      if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+      return v;
+    }
+    return Xxh3Hasher{hash_seed}(b);
+  }
   bool contains_hash(uint64_t h) const noexcept {
-    if (count_len_ == 0) return false;
     const uint64_t x = mix(h);
-    switch (lane_) {
-      case 1: return match<1>(x);
-      case 2: return match<2>(x);
-      case 4: return match<4>(x);
-      default: return match<0>(x);
+    switch (shape_) {
+      case Shape::u8x3: return match<1, 3>(x);
+      case Shape::u8x4: return match<1, 4>(x);
+      case Shape::u16x3: return match<2, 3>(x);
+      case Shape::u16x4: return match<2, 4>(x);
+      case Shape::u32x3: return match<4, 3>(x);
+      case Shape::u32x4: return match<4, 4>(x);
+      case Shape::packed3: return match<0, 3>(x);
+      case Shape::packed4: return match<0, 4>(x);
+      default: return false;  // empty
     }
   }
 
-  // out[i] = contains(keys[i]); returns how many are true. Beyond kPrefetchBytes a batch
-  // is hashed and all its slots prefetched before any is compared. The threshold is
-  // the L2's size, not the last-level cache's as for the Bloom filters: a lookup's
+  // out[i] = contains(keys[i]); returns how many are true. Beyond kPrefetchBytes the
+  // keys are hashed kLookahead ahead of the one compared, and the slots of that key
+  // prefetched, so that the reads of many lookups are in flight at once. The threshold
+  // is the L2's size, not the last-level cache's as for the Bloom filters: a lookup's
   // 3 or 4 reads follow a long chain of hashing, so out-of-order execution overlaps the
   // reads of only a few lookups, and prefetching pays as soon as they leave the L2.
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     const size_t n = std::size(keys);
-    size_t found = 0;
-    auto it = std::begin(keys);
-    if (size_in_bytes() < kPrefetchBytes || count_len_ == 0) {
+    if (size_in_bytes() < kPrefetchBytes) {
+      size_t found = 0;
+      auto it = std::begin(keys);
       for (size_t i = 0; i < n; ++i, ++it) found += (out[i] = contains(KeyView(*it)));
       return found;
     }
-    constexpr size_t kB = 32;
-    uint64_t xs[kB];
-    const Xxh3Hasher hasher{hash_seed_};
-    for (size_t i = 0; i < n; i += kB) {
-      const size_t m = std::min(kB, n - i);
-      for (size_t j = 0; j < m; ++j, ++it) {
-        xs[j] = mix(hasher(KeyView(*it).bytes()));
-        uint64_t p[4];
-        positions(xs[j], p);
-        for (unsigned a = 0; a < arity_; ++a) detail::prefetch(fp_ + ((p[a] * width_) >> 3));
-      }
-      for (size_t j = 0; j < m; ++j) {
-        bool r;
-        switch (lane_) {
-          case 1: r = match<1>(xs[j]); break;
-          case 2: r = match<2>(xs[j]); break;
-          case 4: r = match<4>(xs[j]); break;
-          default: r = match<0>(xs[j]); break;
-        }
-        found += (out[i + j] = r);
-      }
+    switch (shape_) {
+      case Shape::u8x3: return many<1, 3>(std::begin(keys), n, out.data());
+      case Shape::u8x4: return many<1, 4>(std::begin(keys), n, out.data());
+      case Shape::u16x3: return many<2, 3>(std::begin(keys), n, out.data());
+      case Shape::u16x4: return many<2, 4>(std::begin(keys), n, out.data());
+      case Shape::u32x3: return many<4, 3>(std::begin(keys), n, out.data());
+      case Shape::u32x4: return many<4, 4>(std::begin(keys), n, out.data());
+      case Shape::packed3: return many<0, 3>(std::begin(keys), n, out.data());
+      case Shape::packed4: return many<0, 4>(std::begin(keys), n, out.data());
+      default: std::fill_n(out.data(), n, false); return 0;
     }
-    return found;
   }
 
   uint64_t size() const noexcept { return n_; }  // distinct key hashes held
@@ -169,6 +185,8 @@ class BinaryFuseFilter {
   uint64_t segment_count() const noexcept { return seg_count_; }
   uint64_t slot_count() const noexcept { return slots_; }
   uint64_t hash_seed() const noexcept { return hash_seed_; }
+  // Hasher 4 (8-byte keys as their integer value, see key_hash) rather than 1.
+  bool integer_keys() const noexcept { return int_keys_; }
   uint64_t construction_seed() const noexcept { return seed_; }
   // Bytes of the fingerprint array (what lookups read).
   size_t size_in_bytes() const noexcept { return payload_bytes_; }
@@ -190,21 +208,27 @@ class BinaryFuseFilter {
   struct Raw {};
   explicit BinaryFuseFilter(Raw) noexcept {}
 
-  static BinaryFuseFilter build_owned(std::vector<uint64_t>& hashes, const Options& options);
-  static BinaryFuseFilter build_impl(std::span<const uint64_t> hashes, std::vector<uint64_t>* owned,
-                                     const Options& options);
+  // Writes the keys' hashes into a vector (again for each construction seed tried: a
+  // try's peeling order overwrites them).
+  struct HashSource {
+    const void* context;
+    void (*fill)(const void* context, std::vector<uint64_t>& out);
+  };
+  static BinaryFuseFilter build_from(HashSource source, uint64_t n, const Options& options);
   struct Builder;  // build_impl's steps (binary_fuse_filter.cpp)
   static BinaryFuseFilter from_storage(std::shared_ptr<const detail::FileStorage> storage, bool verify_checksum);
 
   uint64_t mix(uint64_t h) const noexcept { return detail::murmur3_fmix64(h + seed_); }
-  static uint64_t unmix(uint64_t x) noexcept;  // fmix64's inverse: mix(h) - seed_ back to h
   // The slots of mixed hash x: one in each of `arity` consecutive segments.
-  void positions(uint64_t x, uint64_t* p) const noexcept {
-    const uint64_t h0 = reduce(x, count_len_);
+  void positions(uint64_t x, uint64_t* p) const noexcept { positions_in<4>(x, count_len_, seg_len_, p); }
+  // The same for given layout fields (held in registers by the construction's loops).
+  template <unsigned Arity>
+  static void positions_in(uint64_t x, uint64_t count_len, uint64_t seg_len, uint64_t* p) noexcept {
+    const uint64_t h0 = reduce(x, count_len), mask = seg_len - 1;
     p[0] = h0;
-    p[1] = (h0 + seg_len_) ^ ((x >> 18) & seg_mask_);
-    p[2] = (h0 + 2 * seg_len_) ^ (x & seg_mask_);
-    p[3] = (h0 + 3 * seg_len_) ^ (((x * 0x9E3779B97F4A7C15ULL) >> 40) & seg_mask_);
+    p[1] = (h0 + seg_len) ^ ((x >> 18) & mask);
+    p[2] = (h0 + 2 * seg_len) ^ (x & mask);
+    if constexpr (Arity == 4) p[3] = (h0 + 3 * seg_len) ^ (((x * 0x9E3779B97F4A7C15ULL) >> 40) & mask);
   }
   uint64_t fingerprint(uint64_t x) const noexcept { return (x ^ (x >> 32)) & fp_mask_; }
   template <int Lane>
@@ -226,13 +250,58 @@ class BinaryFuseFilter {
       return (v >> (bit & 7)) & fp_mask_;
     }
   }
-  template <int Lane>
+  // A lookup's code for one width and arity (the only branch: a switch on shape_).
+  template <int Lane, unsigned A>
   bool match(uint64_t x) const noexcept {
     uint64_t p[4];
-    positions(x, p);
+    positions_in<A>(x, count_len_, seg_len_, p);
     uint64_t v = slot<Lane>(p[0]) ^ slot<Lane>(p[1]) ^ slot<Lane>(p[2]);
-    if (arity_ == 4) v ^= slot<Lane>(p[3]);
-    return v == fingerprint(x);
+    if constexpr (A == 4) v ^= slot<Lane>(p[3]);
+    v ^= x ^ (x >> 32);  // the fingerprint's bits: equal when they come out zero
+    if constexpr (Lane == 1) return static_cast<uint8_t>(v) == 0;
+    else if constexpr (Lane == 2) return static_cast<uint16_t>(v) == 0;
+    else if constexpr (Lane == 4) return static_cast<uint32_t>(v) == 0;
+    else return (v & fp_mask_) == 0;
+  }
+  template <int Lane>
+  const std::byte* slot_address(uint64_t i) const noexcept {
+    if constexpr (Lane == 0) return fp_ + ((i * width_) >> 3);
+    else return fp_ + i * Lane;
+  }
+  static constexpr size_t kLookahead = 16;
+  template <int Lane, unsigned A, class It>
+  size_t many(It it, size_t n, bool* out) const noexcept {
+    uint64_t ring[kLookahead];
+    auto ahead = [&](size_t i) {
+      const uint64_t x = mix(key_hash(KeyView(*it).bytes(), hash_seed_, int_keys_));
+      ++it;
+      ring[i % kLookahead] = x;
+      uint64_t p[4];
+      positions_in<A>(x, count_len_, seg_len_, p);
+      for (unsigned a = 0; a < A; ++a) detail::prefetch(slot_address<Lane>(p[a]));
+    };
+    const size_t lead = std::min(n, kLookahead);
+    for (size_t i = 0; i < lead; ++i) ahead(i);
+    size_t found = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const bool r = match<Lane, A>(ring[i % kLookahead]);
+      if (i + kLookahead < n) ahead(i + kLookahead);
+      found += (out[i] = r);
+    }
+    return found;
+  }
+
+  // The lookup code a filter takes: width (8, 16, 32 or packed) and arity; empty: none.
+  enum class Shape : uint8_t { empty, u8x3, u8x4, u16x3, u16x4, u32x3, u32x4, packed3, packed4 };
+  static Shape shape_for(uint64_t slots, unsigned width, unsigned arity) noexcept {
+    if (slots == 0) return Shape::empty;
+    const int four = arity == 4;
+    switch (width) {
+      case 8: return static_cast<Shape>(1 + four);
+      case 16: return static_cast<Shape>(3 + four);
+      case 32: return static_cast<Shape>(5 + four);
+      default: return static_cast<Shape>(7 + four);
+    }
   }
 
   std::shared_ptr<const detail::FileStorage> storage_;
@@ -250,6 +319,8 @@ class BinaryFuseFilter {
   unsigned arity_ = 3;
   unsigned width_ = 8;
   int lane_ = 1;  // bytes a slot for w = 8, 16, 32; 0: bit-packed
+  bool int_keys_ = true;  // hasher 4 (see key_hash); false: hasher 1
+  Shape shape_ = Shape::empty;
 };
 
 }  // namespace amq
