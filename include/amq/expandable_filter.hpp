@@ -94,6 +94,17 @@
 #include "amq/hash.hpp"
 
 namespace amq {
+namespace detail {
+
+// x with its bits in reverse order (bit 0 becomes bit 63).
+constexpr uint64_t reverse_bits(uint64_t x) noexcept {
+  x = ((x >> 1) & 0x5555555555555555ULL) | ((x & 0x5555555555555555ULL) << 1);
+  x = ((x >> 2) & 0x3333333333333333ULL) | ((x & 0x3333333333333333ULL) << 2);
+  x = ((x >> 4) & 0x0f0f0f0f0f0f0f0fULL) | ((x & 0x0f0f0f0f0f0f0f0fULL) << 4);
+  return __builtin_bswap64(x);
+}
+
+}  // namespace detail
 
 class ExpandableFilter {
  public:
@@ -102,9 +113,10 @@ class ExpandableFilter {
   static constexpr uint32_t kTags = uint32_t{1} << kTagBits;
   // A slot's bits besides its remainder: the side bit, the tag and the end marker.
   static constexpr uint32_t kOverheadBits = kTagBits + 2;
-  // Entries by remainder length L = 0 .. 32 - kOverheadBits.
-  using Histogram = std::array<uint64_t, 32 - kOverheadBits + 1>;
-  static constexpr double kMaxLoad = 0.93;      // a doubling comes before the table is fuller
+  // Entries by the hash bits they pin down: histogram()[K], K = address bits (the
+  // level of the entry's bucket) + remainder bits, 0 .. kAddressBits.
+  using Histogram = std::array<uint64_t, 57>;
+  static constexpr double kMaxLoad = 0.85;      // a bucket splits before the table is fuller
   static constexpr uint32_t kMaxLevel = 36;     // at most 2^36 buckets
   static constexpr uint32_t kAddressBits = 56;  // address and remainder bits come from the top 56
   static constexpr uint32_t kMaxKicks = 500;
@@ -144,15 +156,18 @@ class ExpandableFilter {
   bool empty() const noexcept { return items_ == 0; }
   uint64_t entries() const noexcept { return entries_; }  // entries (void copies and stash included)
   uint64_t stash_size() const noexcept { return stash_.size(); }
-  uint64_t num_buckets() const noexcept { return uint64_t{1} << level_; }
+  // 2^q + s buckets: buckets 0 .. s - 1 and 2^q .. 2^q + s - 1 have been split (they
+  // use q + 1 address bits), the others use q.
+  uint64_t num_buckets() const noexcept { return (uint64_t{1} << level_) + split_; }
   uint64_t slots() const noexcept { return num_buckets() * kBucketSize; }
-  uint32_t level() const noexcept { return level_; }      // q: the table has 2^q buckets
+  uint32_t level() const noexcept { return level_; }      // q: the table has 2^q to 2^(q+1) - 1 buckets
+  uint64_t split_pointer() const noexcept { return split_; }  // s: the next bucket to split
   uint32_t slot_bits() const noexcept { return wide_ ? 32 : 16; }
   double load_factor() const noexcept { return static_cast<double>(entries_) / static_cast<double>(slots()); }
   double target_fpp() const noexcept { return fpp_; }
   // sum over entries of 2^-(6+L) / m: an upper bound on the false-positive rate now.
   double fpp_bound() const noexcept;
-  // Entries by remainder length: histogram()[L], L = 0 .. slot_bits() - 8.
+  // Entries by the hash bits each pins down (its bucket's address bits + its remainder).
   const Histogram& histogram() const noexcept { return hist_; }
   size_t size_in_bytes() const noexcept { return slots() * (slot_bits() / 8); }
   uint64_t seed() const noexcept { return seed_; }
@@ -162,7 +177,7 @@ class ExpandableFilter {
   }
 
   bool operator==(const ExpandableFilter& o) const noexcept {
-    return seed_ == o.seed_ && fpp_ == o.fpp_ && level_ == o.level_ && wide_ == o.wide_ && items_ == o.items_ &&
+    return seed_ == o.seed_ && fpp_ == o.fpp_ && level_ == o.level_ && split_ == o.split_ && wide_ == o.wide_ && items_ == o.items_ &&
            t16_ == o.t16_ && t32_ == o.t32_ && stash_ == o.stash_;
   }
 
@@ -182,31 +197,55 @@ class ExpandableFilter {
     bool operator==(const Homeless&) const = default;
   };
 
-  // The 64-bit mask of each tag: a key's second bucket is its first XOR the mask's
-  // top q bits.
+  // The 64-bit mask of each tag: a key's second bucket is addressed by its hash XOR the
+  // mask (the first bucket by the hash itself).
   static constexpr std::array<uint64_t, kTags> kMasks = [] {
     std::array<uint64_t, kTags> m{};
     for (uint64_t t = 0; t < kTags; ++t) m[t] = detail::splitmix64(t * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL);
     return m;
   }();
-  // The top q bits of x (0 when q = 0, without a shift by 64).
-  static uint64_t top(uint64_t x, uint32_t q) noexcept { return (x >> 1) >> (63 - q); }
+  static constexpr uint64_t rev64(uint64_t x) noexcept { return detail::reverse_bits(x); }
+  static constexpr std::array<uint64_t, kTags> kRevMasks = [] {
+    std::array<uint64_t, kTags> m{};
+    for (uint64_t t = 0; t < kTags; ++t) m[t] = detail::reverse_bits(kMasks[t]);
+    return m;
+  }();
+  static constexpr uint64_t low_mask(uint32_t bits) noexcept { return (uint64_t{1} << bits) - 1; }
+  static constexpr uint64_t top_mask(uint32_t bits) noexcept { return bits ? ~uint64_t{0} << (64 - bits) : 0; }
+
+  // Addressing. A bucket is named by the first bits of a 64-bit string (the hash for a
+  // key's first bucket, the hash XOR its tag's mask for its second), read in reverse:
+  // bit j of the index is bit 63 - j of the string. So splitting bucket i of level q
+  // (q address bits) gives buckets i and i + 2^q of level q + 1, told apart by the
+  // string's next bit, and the table grows one bucket at a time (linear hashing).
+  // `g` is the bit-reversed string; returns the bucket.
+  uint64_t locate(uint64_t g) const noexcept {
+    const uint64_t i = g & low_mask(level_);
+    return i < split_ ? g & low_mask(level_ + 1) : i;
+  }
+  // The address bits of bucket b.
+  uint32_t level_of(uint64_t b) const noexcept { return level_ + (b < split_ || (b >> level_) != 0); }
 
   template <class S>
   struct Probe {
     uint64_t b1, b2;
     uint32_t k1, k2;  // the key's slot pattern in each bucket (side bit 0, 1)
   };
+  // The key's slot pattern in a bucket of level l: side, tag, then the W - 8 hash bits
+  // after the l address bits, above a 0 bit.
   template <class S>
-  Probe<S> probe(uint64_t h) const noexcept {
+  static uint32_t pattern(uint64_t h, uint32_t l, uint32_t side) noexcept {
     constexpr uint32_t W = sizeof(S) * 8;
     const uint32_t tag = static_cast<uint32_t>(h & (kTags - 1));
-    const uint64_t b1 = top(h, level_);
-    const uint64_t b2 = b1 ^ top(kMasks[tag], level_);
-    // The remainder: the W - 8 bits after the address bits, above a 0 bit.
-    const uint32_t rem = static_cast<uint32_t>((h << level_) >> (64 - (W - kOverheadBits))) << 1;
-    const uint32_t k = (tag << (W - 1 - kTagBits)) | rem;
-    return {b1, b2, k, k | (uint32_t{1} << (W - 1))};
+    const uint32_t rem = static_cast<uint32_t>((h << l) >> (64 - (W - kOverheadBits))) << 1;
+    return (side << (W - 1)) | (tag << (W - 1 - kTagBits)) | rem;
+  }
+  template <class S>
+  Probe<S> probe(uint64_t h) const noexcept {
+    const uint64_t g = rev64(h);
+    const uint64_t b1 = locate(g);
+    const uint64_t b2 = locate(g ^ kRevMasks[h & (kTags - 1)]);
+    return {b1, b2, pattern<S>(h, level_of(b1), 0), pattern<S>(h, level_of(b2), 1)};
   }
   // The slot matches the pattern: occupied, and equal above its end marker.
   static bool matches(uint32_t v, uint32_t k) noexcept { return v != 0 && ((v ^ k) & ~(v ^ (v - 1))) == 0; }
@@ -261,10 +300,27 @@ class ExpandableFilter {
     }
     return found;
   }
+
+  // An entry taken apart: the hash bits it knows (the first `known` bits of `prefix`),
+  // its tag and its side.
+  struct Decoded {
+    uint64_t prefix;
+    uint32_t known, tag, side;
+  };
+  template <class S>
+  Decoded decode(uint64_t bucket, uint32_t v) const noexcept;
+  // The slot value of a decoded entry in a bucket of level l (known >= l): as many
+  // of its remainder bits as the slot holds.
+  template <class S>
+  static uint32_t encode(const Decoded& d, uint32_t l) noexcept;
+  // The bucket of the decoded entry's side, or -1 when it does not know enough bits.
+  uint64_t bucket_of(const Decoded& d) const noexcept;
+  void count_entry(uint32_t known, int64_t n) noexcept;
+
   template <class S>
   size_t count_in(const Table<S>& t, uint64_t h) const noexcept;
   template <class S>
-  bool full_of_copies(const Table<S>& t, const Probe<S>& p, uint32_t v) const noexcept;
+  bool full_of_copies(const Table<S>& t, uint64_t b1, uint32_t v1, uint64_t b2, uint32_t v2) const noexcept;
   template <class S>
   bool erase_in(Table<S>& t, uint64_t h) noexcept;
   template <class S>
@@ -273,20 +329,30 @@ class ExpandableFilter {
   static bool place_free(Table<S>& t, uint64_t bucket, uint32_t v) noexcept;
   template <class S>
   bool place(Table<S>& t, uint64_t& bucket, uint32_t& v) noexcept;
-  template <class S, class D>
-  void double_into(const Table<S>& from, Table<D>& to);
-  template <class S, class D>
-  void move_entry(uint64_t bucket, uint32_t v, uint64_t out[2], uint32_t vals[2], int& n) const noexcept;
-  // Doubles the table, then places the stash's entries (among them the one a failed
-  // kick chain left over); those that still find no slot stay in the stash.
-  void grow();
+  // Splits bucket s into s and s + 2^q (the table gains one bucket), moving the
+  // stash's entries of bucket s along and trying them in the table again.
+  template <class S>
+  void split_in(Table<S>& t);
+  void split_bucket();
+  // 16-bit slots to 32-bit ones (the same fields, each shifted left by 16).
+  void widen();
   bool stash_matches(uint64_t b1, uint64_t b2, uint32_t k1, uint32_t k2) const noexcept;
-  uint32_t new_remainder_bits(uint32_t level, bool wide) const noexcept {
-    const uint32_t room = kAddressBits - std::min(level, kAddressBits);
-    return std::min((wide ? 32u : 16u) - kOverheadBits, room);
+  // The stash, in bucket order: the entries of one bucket; adding one in its place
+  // (room reserved by the caller where it must not throw).
+  std::span<const Homeless> stashed_in(uint64_t bucket) const noexcept;
+  void stash_push(Homeless e);
+  // The remainder bits of a new entry in a bucket of level l.
+  uint32_t new_remainder_bits(uint32_t l) const noexcept {
+    return std::min(slot_bits() - kOverheadBits, kAddressBits - std::min(l, kAddressBits));
   }
-  double projected_bound(uint32_t level, bool wide, double bound, uint64_t entries) const noexcept;
+  __extension__ typedef unsigned __int128 Weight;
+  // A new entry's share of fpp_bound() in units of 2^-64, at its largest (level q).
+  Weight new_entry_weight() const noexcept {
+    return Weight{1} << (64 - kTagBits - level_ - new_remainder_bits(level_));
+  }
   void recount();
+  static ExpandableFilter load_doubling(uint32_t bits, uint32_t level, std::span<const std::byte> payload,
+                                        uint64_t stashed);
   uint64_t hash(const KeyView& key) const noexcept { return Xxh3Hasher{seed_}(key.bytes()); }
   uint64_t next_random() noexcept {
     rng_ ^= rng_ << 13;
@@ -299,11 +365,16 @@ class ExpandableFilter {
   Table<uint32_t> t32_;
   bool wide_ = false;
   uint32_t level_ = 0;
+  uint64_t split_ = 0;
   double fpp_ = 0.01;
   uint64_t seed_ = 0;
   uint64_t items_ = 0;
   uint64_t entries_ = 0;
   Histogram hist_{};
+  // fpp_bound() in units of 2^-64: sum over entries of 2^(64 - 6 - K).
+  Weight weight_ = 0;
+  // 0.9 x the target in the same units: a 16-bit table widens before passing it.
+  Weight widen_at_ = 0;
   std::vector<Homeless> stash_;
   uint64_t rng_ = 0x9e3779b97f4a7c15ULL;
 };
