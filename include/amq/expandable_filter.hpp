@@ -1,73 +1,74 @@
-// amq/expandable_filter.hpp — a filter that grows by doubling one table in place:
-// a bucketed cuckoo table of 2^q buckets whose
-// entries keep the key's hash bits that are not yet address bits. Doubling the
-// table turns one stored bit of every entry into one more address bit (the idea of
-// InfiniFilter, Dayan, Bercea, Reviriego & Pagh, SIGMOD 2023, and of Taffy filters,
-// Apple 2021), so an entry moves only from bucket i to bucket 2i or 2i+1 and growth is
-// one linear pass that never fails; entries written later, into a larger table, keep
-// more bits, so the false-positive rate stays bounded as the filter grows.
+// amq/expandable_filter.hpp — a filter that grows one bucket at a time: a bucketed
+// cuckoo table whose entries keep the key's hash bits that are not yet address bits.
+// Splitting a bucket turns one stored bit of each of its entries into one more
+// address bit (the idea of InfiniFilter, Dayan, Bercea, Reviriego & Pagh, SIGMOD 2023,
+// and of Taffy filters, Apple 2021, here with linear hashing's order of splits), so an
+// entry moves only from bucket i to i or i + 2^q and growth never fails; entries
+// written later, into a larger table, keep more bits, so the false-positive rate stays
+// bounded as the filter grows.
 //
 // Choose it over ScalableCuckooFilter when the number of keys is not known in advance
 // and lookups matter: it answers a lookup with two buckets (two cache lines at most)
 // however far it has grown, where ScalableCuckooFilter probes one table per growth
-// step; their memory is comparable (this one is between 47% and 93% full, depending on
-// where the count falls between two doublings, with 16-bit slots, or 32-bit ones for
-// tight targets or very long growth). Choose CuckooFilter when the capacity is known: a
-// static table is sized exactly, about half the bits, and its lookups are simpler.
+// step. Its table stays 85% full at any size (16-bit slots: about 18.8 bits a key, or
+// 32-bit ones for tight targets or very long growth). Choose CuckooFilter when the
+// capacity is known: a static table is 95% full with slots sized to the target.
 //
 // Layout. A slot is W = 16 or 32 bits: the side bit (0: the entry is in its key's
 // first bucket, 1: in its second), a 6-bit tag (the hash's low 6 bits), then L
-// remainder bits (the hash bits following the q address bits), a 1 bit and zeros
-// (the 1 marks where the remainder ends, so L varies entry by entry; 0 is an empty
-// slot). A key's first bucket is the top q bits of its hash; its second is the first
-// XOR the top q bits of a 64-bit mask drawn from the tag, so both can be doubled in
-// place: bucket i's entries go to 2i or 2i+1, chosen by the entry's first remainder
-// bit (for the second bucket, that bit XOR the mask's next bit). New entries get the
-// longest remainder the slot holds (W - 8 bits).
+// remainder bits (the hash bits following its bucket's address bits), a 1 bit and
+// zeros (the 1 marks where the remainder ends, so L varies entry by entry; 0 is an
+// empty slot). The table has m = 2^q + s buckets: buckets below s and from 2^q on
+// have been split and use q + 1 address bits, the others q. A bucket is named by the
+// first address bits of a string read backwards (bit j of the index is the string's
+// bit 63 - j): the string is the hash for a key's first bucket, the hash XOR a 64-bit
+// mask drawn from the tag for its second. New entries get the longest remainder the
+// slot holds (W - 8 bits), and go to the bucket with more address bits first.
 //
 // Guarantees
 //  * No false negatives, after any sequence of insert / erase of keys that were
 //    inserted: contains(k) is true while k has been inserted more times than erased.
-//    A table at load 0.93 doubles before the insert; a kick chain that cannot end
-//    leaves one entry over, which goes to the stash (below) and, at load 0.75 or
-//    more, back into the table doubled. insert refuses only a 9th copy of one key
-//    (both its buckets full of it), leaving the filter as it was.
-//  * An entry whose remainder has run out (L = 0: its key's next address bit is no
-//    longer known) is copied into both buckets it may belong to at each doubling, as
-//    InfiniFilter does with its void entries: it keeps matching its key, and
-//    matches any key with its tag in those buckets. Such copies come from the
-//    entries written W - 8 or more doublings ago: each such generation adds about
-//    0.007 copies per bucket with 16-bit slots (docs/decisions/0035 has the figures).
-//  * False-positive rate: a stored entry with an L-bit remainder matches an absent key
-//    with probability 2^-(6+L) / m (m buckets), so the rate is at most
-//    fpp_bound() = sum over entries of 2^-(6+L) / m. Doubling leaves this sum unchanged
-//    (each entry's remainder loses one bit as m doubles); only inserts raise it. At
-//    each doubling the filter checks that filling the doubled table with new entries
-//    keeps the bound at or below 0.9 x the target; if a 16-bit table would not, the
-//    doubling widens its slots to 32 bits (new entries then keep 24 bits). So
+//    Before an insert would take the load past 0.85, bucket s splits (into s and
+//    s + 2^q, by each entry's next bit); a kick chain that cannot end leaves one entry
+//    over, which goes to the stash (below) and, at load 0.75 or more, makes up to 16
+//    more buckets split. insert refuses only a 9th copy of one key (both its buckets
+//    full of it), leaving the filter as it was.
+//  * An entry whose remainder has run out (void: its key's next address bit is no
+//    longer known) is copied into both halves when its bucket splits, as InfiniFilter
+//    does with its void entries: it keeps matching its key, and matches any key with
+//    its tag in those buckets. Such copies come from the entries written W - 8 or more
+//    levels ago (under 1% of the entries grown a thousandfold with 16-bit slots).
+//  * False-positive rate: an entry that knows K hash bits (its bucket's address bits
+//    plus its remainder) matches an absent key with probability 2^-(6+K), so the rate
+//    is at most fpp_bound() = sum over entries of 2^-(6+K), kept exactly. A split
+//    leaves it unchanged (an entry trades a remainder bit for an address bit; a void
+//    one becomes two that each know one bit more); only inserts raise it. A table of
+//    16-bit slots widens to 32 bits before an insert would take it past 0.98 x the
+//    target (new entries then keep 24 bits and add too little to pass the rest). So
 //    fpp_bound() <= target at every size; the measured rate is close to it.
 //  * Erase removes, among the entries matching the key in its own side of its two
-//    buckets, the one with the longest remainder. Any other inserted key that entry
-//    belonged to agrees with the erased key on every bit the shorter entries keep, so
+//    buckets, the one that knows the most bits. Any other inserted key that entry
+//    belonged to agrees with the erased key on every bit the other entries know, so
 //    it still finds one of them: erasing an inserted key never causes another inserted
 //    key's false negative. Erasing a key never inserted may remove another key's entry
 //    (as in any cuckoo filter): only erase keys you inserted.
-//  * Stash. A bucket pair filled with void copies stays full at every doubling, so an
-//    entry a kick chain cannot place there (below load 0.75, or after a doubling) is
-//    kept in a stash, a list scanned by lookups while it is not empty. With distinct
-//    keys it stays empty or nearly so; many copies of keys inserted while the table
-//    was small fill it (each copy of a key beyond its two buckets' 8 slots).
+//  * Stash. A bucket pair filled with void copies stays full through every split, and
+//    a void entry of an unsplit bucket cannot be kicked to a split one (it does not
+//    know which half), so an entry a kick chain cannot place is kept in a stash, in
+//    bucket order, searched by lookups while it is not empty and tried again when its
+//    bucket splits. With distinct keys it stays empty or nearly so; many copies of
+//    keys fill it (each copy beyond what its two buckets hold).
 //  * count(k) is the number of matching entries: at least the copies of k still
 //    inserted; more with collisions and with void entries' copies.
 //  * Not thread-safe: no concurrent calls while any call modifies the filter;
 //    concurrent const calls are safe.
 //
-// Complexity and memory. insert is amortised O(1): a doubling moves every slot once,
-// and doublings come at geometrically spaced sizes; the longest single insert is one
-// doubling (a pass over the table, with the old and the new table held at once: 3x
-// the old table's memory, 5x when the slots widen). contains, count and erase read two buckets of 4 slots (8 or
-// 16 bytes each). Memory is 4 W bits per bucket: W / load bits per key, load between
-// 0.465 and 0.93. Grows to 2^36 buckets; an insert that needs more throws
+// Complexity and memory. insert is amortised O(1): a split moves one bucket's entries,
+// and the slot vector grows by an eighth when full (a copy of the table: the longest
+// single insert, with old and new held at once; widening to 32 bits is one more pass).
+// contains, count and erase read two buckets of 4 slots (8 or 16 bytes each). Memory
+// is 4 W bits per bucket at load 0.85: W / 0.85 bits per key, plus up to an eighth of
+// the table allocated ahead. Grows to 2^36 buckets; an insert that needs more throws
 // Errc::too_large and changes nothing.
 //
 //   amq::ExpandableFilter f(1, 0.01);        // capacity 1, 1% target
@@ -126,9 +127,9 @@ class ExpandableFilter {
   explicit ExpandableFilter(uint64_t capacity = 1, double fpp = 0.01, uint64_t seed = 0);
 
   // Stores one more copy of the key, growing the table when needed: true. False
-  // (nothing changed) only when the key's two buckets are full of entries matching
-  // it, as with 8 copies of one key (a cuckoo filter's limit: such entries move
-  // together at every doubling). Throws only Error(too_large) beyond 2^36 buckets
+  // (nothing changed) only when the key's two buckets are full of copies of its
+  // entry, as with 8 copies of one key (a cuckoo filter's limit: such entries move
+  // together at every split). Throws only Error(too_large) beyond 2^36 buckets
   // (the filter unchanged), or std::bad_alloc.
   bool insert(KeyView key) { return insert_hash(hash(key)); }
   // True if the key may be in the set; false means surely absent.
@@ -351,8 +352,6 @@ class ExpandableFilter {
     return Weight{1} << (64 - kTagBits - level_ - new_remainder_bits(level_));
   }
   void recount();
-  static ExpandableFilter load_doubling(uint32_t bits, uint32_t level, std::span<const std::byte> payload,
-                                        uint64_t stashed);
   uint64_t hash(const KeyView& key) const noexcept { return Xxh3Hasher{seed_}(key.bytes()); }
   uint64_t next_random() noexcept {
     rng_ ^= rng_ << 13;
