@@ -145,7 +145,38 @@ bool ExpandableFilter::place(Table<S>& t, uint64_t& bucket, uint32_t& v) noexcep
       count_entry(known, 1);
     }
     bucket = to;
-    if (place_free(t, bucket, v)) return true;
+    if (place_free(t, bucket, v) || displace(t, bucket, v)) return true;
+  }
+  return false;
+}
+
+// One step of a breadth-first search: an entry of the (full) bucket whose other bucket
+// has a free slot moves there, and v takes its slot. The other buckets are prefetched
+// together, so the step costs about one memory access where a kick chain costs one a
+// step.
+template <class S>
+bool ExpandableFilter::displace(Table<S>& t, uint64_t bucket, uint32_t v) noexcept {
+  S* b = t.data() + bucket * kBucketSize;
+  Decoded d[kBucketSize];
+  uint64_t to[kBucketSize];
+  for (uint32_t j = 0; j < kBucketSize; ++j) {
+    d[j] = decode<S>(bucket, b[j]);
+    d[j].side ^= 1;
+    to[j] = bucket_of(d[j]);
+    if (to[j] != ~uint64_t{0}) detail::prefetch(t.data() + to[j] * kBucketSize);
+  }
+  for (uint32_t j = 0; j < kBucketSize; ++j) {
+    if (to[j] == ~uint64_t{0} || to[j] == bucket) continue;
+    const uint32_t l = level_of(to[j]);
+    const uint32_t moved = encode<S>(d[j], l);
+    if (!place_free(t, to[j], moved)) continue;
+    const uint32_t known = l + (sizeof(S) * 8 - kOverheadBits - static_cast<uint32_t>(std::countr_zero(moved)));
+    if (known != d[j].known) {
+      count_entry(d[j].known, -1);
+      count_entry(known, 1);
+    }
+    b[j] = static_cast<S>(v);
+    return true;
   }
   return false;
 }
@@ -173,6 +204,11 @@ bool ExpandableFilter::insert_in(Table<S>& t, uint64_t h) {
   ++entries_;
   for (int k : {first, 1 - first})
     if (place_free(t, b[k], v[k])) {
+      count_entry(std::min(l[k] + W - kOverheadBits, kAddressBits), 1);
+      return true;
+    }
+  for (int k : {first, 1 - first})
+    if (displace(t, b[k], v[k])) {
       count_entry(std::min(l[k] + W - kOverheadBits, kAddressBits), 1);
       return true;
     }

@@ -330,6 +330,8 @@ class ExpandableFilter {
   static bool place_free(Table<S>& t, uint64_t bucket, uint32_t v) noexcept;
   template <class S>
   bool place(Table<S>& t, uint64_t& bucket, uint32_t& v) noexcept;
+  template <class S>
+  bool displace(Table<S>& t, uint64_t bucket, uint32_t v) noexcept;
   // Splits bucket s into s and s + 2^q (the table gains one bucket), moving the
   // stash's entries of bucket s along and trying them in the table again.
   template <class S>
