@@ -243,10 +243,12 @@ class ExpandableFilter {
   }
   template <class S>
   Probe<S> probe(uint64_t h) const noexcept {
-    const uint64_t g = rev64(h);
-    const uint64_t b1 = locate(g);
-    const uint64_t b2 = locate(g ^ kRevMasks[h & (kTags - 1)]);
-    return {b1, b2, pattern<S>(h, level_of(b1), 0), pattern<S>(h, level_of(b2), 1)};
+    // locate() and level_of() without branches: which side of the split pointer a key
+    // falls is a coin toss.
+    const uint64_t g1 = rev64(h), g2 = g1 ^ kRevMasks[h & (kTags - 1)];
+    const uint32_t l1 = level_ + static_cast<uint32_t>((g1 & low_mask(level_)) < split_);
+    const uint32_t l2 = level_ + static_cast<uint32_t>((g2 & low_mask(level_)) < split_);
+    return {g1 & low_mask(l1), g2 & low_mask(l2), pattern<S>(h, l1, 0), pattern<S>(h, l2, 1)};
   }
   // The slot matches the pattern: occupied, and equal above its end marker.
   static bool matches(uint32_t v, uint32_t k) noexcept { return v != 0 && ((v ^ k) & ~(v ^ (v - 1))) == 0; }
