@@ -84,13 +84,13 @@ std::unique_ptr<AnySet> load_expandable(std::span<const std::byte> file) {
 // The table for n keys: the fewest buckets that hold them at the filter's load, of
 // 16-bit slots, or of 32-bit ones when the rate needs longer remainders than 16-bit
 // slots hold (the filter's constructor starts wide when a full table of 16-bit slots
-// would pass 0.98 fpp; growth from a small capacity may widen later).
+// would pass 0.95 fpp; growth from a small capacity may widen later).
 std::optional<uint64_t> estimate_expandable(const SizeQuery& q) {
   (void)ExpandableFilter(1, q.fpp, 0);  // throws for a rate the filter does not take
   using F = ExpandableFilter;
   const double narrow_bound =
       F::kMaxLoad * F::kBucketSize * std::ldexp(1.0, -static_cast<int>(F::kTagBits + 16 - F::kOverheadBits));
-  const uint64_t slot_bytes = narrow_bound > 0.98 * q.fpp ? 4 : 2;
+  const uint64_t slot_bytes = narrow_bound > 0.95 * q.fpp ? 4 : 2;
   return buckets_for(q.keys) * ExpandableFilter::kBucketSize * slot_bytes + kContainerOverhead;
 }
 

@@ -16,7 +16,7 @@ constexpr double kMinFpp = 1e-5;
 constexpr double kMaxFpp = 0.5;
 // A 16-bit table widens before an insert would take the bound past this share of the
 // target, leaving the rest for the 32-bit entries that follow.
-constexpr double kWidenAt = 0.98;
+constexpr double kWidenAt = 0.95;
 // A failed kick chain grows the table at this load or above, and is stashed below it.
 constexpr double kGrowOnFailLoad = 0.75;
 // Buckets split after a failed kick chain at that load (at most; an eighth of a small table).

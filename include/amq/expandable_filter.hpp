@@ -43,7 +43,7 @@
 //    is at most fpp_bound() = sum over entries of 2^-(6+K), kept exactly. A split
 //    leaves it unchanged (an entry trades a remainder bit for an address bit; a void
 //    one becomes two that each know one bit more); only inserts raise it. A table of
-//    16-bit slots widens to 32 bits before an insert would take it past 0.98 x the
+//    16-bit slots widens to 32 bits before an insert would take it past 0.95 x the
 //    target (new entries then keep 24 bits and add too little to pass the rest). So
 //    fpp_bound() <= target at every size; the measured rate is close to it.
 //  * Erase removes, among the entries matching the key in its own side of its two
