@@ -33,6 +33,7 @@ class AnyExpandable final : public FilterAdapter<ExpandableFilter, Kind::expanda
                 {"slot_bits", std::to_string(s_.slot_bits())},
                 {"bucket_size", std::to_string(ExpandableFilter::kBucketSize)},
                 {"buckets", std::to_string(s_.num_buckets())},
+                {"level", std::to_string(s_.level())},
                 {"entries", std::to_string(s_.entries())},
                 {"load", fmt_double(s_.load_factor())},
                 {"fpp_bound", fmt_double(s_.fpp_bound())},
@@ -45,16 +46,20 @@ class AnyExpandable final : public FilterAdapter<ExpandableFilter, Kind::expanda
 };
 
 
+// The fewest buckets that hold n keys at the filter's load (it grows one bucket at a time).
+uint64_t buckets_for(uint64_t n) {
+  const double b = std::ceil(static_cast<double>(std::max<uint64_t>(n, 1)) /
+                             (ExpandableFilter::kMaxLoad * ExpandableFilter::kBucketSize));
+  return static_cast<uint64_t>(std::min(b, std::ldexp(1.0, ExpandableFilter::kMaxLevel)));
+}
+
 uint64_t bytes_expandable(const BuildOptions& o, std::span<const Bytes> keys) {
-  // The table for the capacity (or the keys) at its largest slots (4 bytes), a doubling's
-  // old and new tables side by side, and the set that drops repeated keys (~48 bytes a key).
+  // The table for the capacity (or the keys) at its largest slots (4 bytes) with an
+  // eighth of room to grow and the old table while it is copied, and the set that
+  // drops repeated keys (~48 bytes a key).
   const uint64_t n = keys.size();
   const uint64_t cap = std::max<uint64_t>(o.capacity.value_or(n), n);
-  uint64_t buckets = 1;
-  while (buckets < 64 * (uint64_t{1} << 36) &&
-         static_cast<double>(buckets) * ExpandableFilter::kBucketSize * ExpandableFilter::kMaxLoad < static_cast<double>(cap))
-    buckets *= 2;
-  return 3 * buckets * ExpandableFilter::kBucketSize * 4 + 48 * n + 4096;
+  return 3 * buckets_for(cap) * ExpandableFilter::kBucketSize * 4 + 48 * n + 4096;
 }
 
 std::unique_ptr<AnySet> build_expandable(const BuildOptions& o, std::span<const Bytes> keys) {
@@ -76,22 +81,17 @@ std::unique_ptr<AnySet> load_expandable(std::span<const std::byte> file) {
   return std::make_unique<AnyExpandable>(ExpandableFilter::load(file));
 }
 
-// The table for n keys: the fewest buckets (a power of 2) that hold them under the
-// doubling load, of 16-bit slots, or of 32-bit ones when the rate needs longer
-// remainders than 16-bit slots hold (the filter's constructor widens when the bound of a
-// full table of 16-bit slots is above 0.9 fpp).
+// The table for n keys: the fewest buckets that hold them at the filter's load, of
+// 16-bit slots, or of 32-bit ones when the rate needs longer remainders than 16-bit
+// slots hold (the filter's constructor starts wide when a full table of 16-bit slots
+// would pass 0.95 fpp; growth from a small capacity may widen later).
 std::optional<uint64_t> estimate_expandable(const SizeQuery& q) {
   (void)ExpandableFilter(1, q.fpp, 0);  // throws for a rate the filter does not take
   using F = ExpandableFilter;
   const double narrow_bound =
       F::kMaxLoad * F::kBucketSize * std::ldexp(1.0, -static_cast<int>(F::kTagBits + 16 - F::kOverheadBits));
-  uint64_t buckets = 1;
-  while (buckets < (uint64_t{1} << 36) &&
-         static_cast<double>(buckets) * ExpandableFilter::kBucketSize * ExpandableFilter::kMaxLoad <
-             static_cast<double>(q.keys))
-    buckets *= 2;
-  const uint64_t slot_bytes = narrow_bound > 0.9 * q.fpp ? 4 : 2;
-  return buckets * ExpandableFilter::kBucketSize * slot_bytes + kContainerOverhead;
+  const uint64_t slot_bytes = narrow_bound > 0.95 * q.fpp ? 4 : 2;
+  return buckets_for(q.keys) * ExpandableFilter::kBucketSize * slot_bytes + kContainerOverhead;
 }
 
 constexpr std::string_view kFormats[] = {"amq"};
@@ -101,7 +101,7 @@ constexpr std::string_view kFormats[] = {"amq"};
 const KindRow kRow_expandable{
     .kind = Kind::expandable,
     .name = "expandable",
-    .summary = "expandable filter: a cuckoo-like table that doubles in place, keeping its rate; inserts and erases",
+    .summary = "expandable filter: a cuckoo-like table that grows a bucket at a time, keeping its rate; inserts and erases",
     .caps = {.dynamic = true, .erase = true, .counts_exactly = true, .grows = true},
     .options = {},
     .formats = kFormats,

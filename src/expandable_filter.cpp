@@ -14,11 +14,13 @@ namespace {
 
 constexpr double kMinFpp = 1e-5;
 constexpr double kMaxFpp = 0.5;
-// A 16-bit table widens when filling it after a doubling would take the bound past
-// this share of the target, leaving the rest for the 32-bit generations that follow.
-constexpr double kWidenAt = 0.9;
+// A 16-bit table widens before an insert would take the bound past this share of the
+// target, leaving the rest for the 32-bit entries that follow.
+constexpr double kWidenAt = 0.95;
 // A failed kick chain grows the table at this load or above, and is stashed below it.
 constexpr double kGrowOnFailLoad = 0.75;
+// Buckets split after a failed kick chain at that load (at most; an eighth of a small table).
+constexpr uint32_t kSplitsOnFail = 16;
 // A stashed entry in the file: its bucket (u64) and its slot value (u64, < 2^W).
 constexpr size_t kStashEntryBytes = 16;
 
@@ -30,37 +32,72 @@ ExpandableFilter::ExpandableFilter(uint64_t capacity, double fpp, uint64_t seed)
     throw Error(Errc::invalid_argument,
                 "expandable filter: false-positive rate must be in [1e-05, 0.5], got " + std::to_string(fpp));
   capacity = std::max<uint64_t>(capacity, 1);
-  while (kMaxLoad * static_cast<double>(slots()) < static_cast<double>(capacity)) {
-    if (level_ >= kMaxLevel)
-      throw Error(Errc::too_large, "expandable filter: capacity " + std::to_string(capacity) +
-                                       " needs more than 2^36 buckets");
-    ++level_;
-  }
-  wide_ = projected_bound(level_, false, 0.0, 0) > kWidenAt * fpp_;
+  // The fewest buckets that hold the capacity at load kMaxLoad.
+  const double need = std::ceil(static_cast<double>(capacity) / (kMaxLoad * kBucketSize));
+  if (need > std::ldexp(1.0, kMaxLevel))
+    throw Error(Errc::too_large, "expandable filter: capacity " + std::to_string(capacity) +
+                                     " needs more than 2^36 buckets");
+  const uint64_t m = std::max<uint64_t>(1, static_cast<uint64_t>(need));
+  level_ = static_cast<uint32_t>(std::bit_width(m) - 1);
+  split_ = m - (uint64_t{1} << level_);
+  widen_at_ = static_cast<Weight>(std::ldexp(kWidenAt * fpp_, 64));
+  // 16-bit slots unless a table of them filled with new entries would pass the mark.
+  wide_ = kMaxLoad * kBucketSize * std::ldexp(1.0, -static_cast<int>(16 - 2)) > kWidenAt * fpp_;
   if (wide_) t32_.assign(slots(), 0);
   else t16_.assign(slots(), 0);
 }
 
-double ExpandableFilter::projected_bound(uint32_t level, bool wide, double bound, uint64_t entries) const noexcept {
-  const double m = std::ldexp(1.0, static_cast<int>(level));
-  const double room = std::max(0.0, kMaxLoad * kBucketSize * m - static_cast<double>(entries));
-  const int bits = static_cast<int>(kTagBits + new_remainder_bits(level, wide));
-  return bound + room * std::ldexp(1.0, -bits) / m;
+double ExpandableFilter::fpp_bound() const noexcept { return std::ldexp(static_cast<double>(weight_), -64); }
+
+void ExpandableFilter::count_entry(uint32_t known, int64_t n) noexcept {
+  const Weight w = Weight{1} << (64 - kTagBits - known);
+  if (n >= 0) {
+    hist_[known] += static_cast<uint64_t>(n);
+    weight_ += w * static_cast<uint64_t>(n);
+  } else {
+    hist_[known] -= static_cast<uint64_t>(-n);
+    weight_ -= w * static_cast<uint64_t>(-n);
+  }
 }
 
-double ExpandableFilter::fpp_bound() const noexcept {
-  double sum = 0;
-  for (size_t l = 0; l < hist_.size(); ++l)
-    sum += static_cast<double>(hist_[l]) * std::ldexp(1.0, -static_cast<int>(kTagBits + l));
-  return sum / static_cast<double>(num_buckets());
+template <class S>
+ExpandableFilter::Decoded ExpandableFilter::decode(uint64_t bucket, uint32_t v) const noexcept {
+  constexpr uint32_t W = sizeof(S) * 8;
+  const uint32_t l = level_of(bucket);
+  const uint32_t len = W - kOverheadBits - static_cast<uint32_t>(std::countr_zero(v));
+  const uint32_t side = v >> (W - 1);
+  const uint32_t tag = (v >> (W - 1 - kTagBits)) & (kTags - 1);
+  // The bucket's address bits are the first l bits of the side's string.
+  uint64_t prefix = rev64(bucket) & top_mask(l);
+  if (side) prefix ^= kMasks[tag] & top_mask(l);
+  if (len) prefix |= (static_cast<uint64_t>(v >> (W - 1 - kTagBits - len)) & low_mask(len)) << (64 - l - len);
+  return {prefix, l + len, tag, side};
+}
+
+template <class S>
+uint32_t ExpandableFilter::encode(const Decoded& d, uint32_t l) noexcept {
+  constexpr uint32_t W = sizeof(S) * 8;
+  const uint32_t len = std::min(d.known - l, W - kOverheadBits);
+  uint32_t v = (d.side << (W - 1)) | (d.tag << (W - 1 - kTagBits)) | (uint32_t{1} << (W - kOverheadBits - len));
+  if (len) v |= static_cast<uint32_t>((d.prefix << l) >> (64 - len)) << (W - 1 - kTagBits - len);
+  return v;
+}
+
+uint64_t ExpandableFilter::bucket_of(const Decoded& d) const noexcept {
+  const uint64_t g = rev64(d.prefix ^ (d.side ? kMasks[d.tag] : 0));
+  const uint64_t i = g & low_mask(level_);
+  if (i >= split_) return i;
+  if (d.known <= level_) return ~uint64_t{0};
+  return g & low_mask(level_ + 1);
 }
 
 bool ExpandableFilter::insert_hash(uint64_t h) {
-  if (static_cast<double>(entries_ + 1) > kMaxLoad * static_cast<double>(slots())) {
+  while (static_cast<double>(entries_ + 1) > kMaxLoad * static_cast<double>(slots())) {
     if (level_ >= kMaxLevel)
       throw Error(Errc::too_large, "expandable filter: the table has 2^36 buckets and cannot grow further");
-    grow();
+    split_bucket();
   }
+  if (!wide_ && weight_ + new_entry_weight() > widen_at_) widen();
   if (!(wide_ ? insert_in(t32_, h) : insert_in(t16_, h))) return false;
   ++items_;
   return true;
@@ -77,20 +114,69 @@ bool ExpandableFilter::place_free(Table<S>& t, uint64_t bucket, uint32_t v) noex
   return false;
 }
 
-// Places entry v in `bucket`, evicting entries to their other bucket as needed. On
-// failure (the kick limit), bucket and v name the entry left without a slot.
+// Places entry v in `bucket`, evicting entries to their other bucket as needed (an
+// entry moved to a bucket of another level gains or gives up one remainder bit). On
+// failure, bucket and v name the entry left without a slot.
 template <class S>
 bool ExpandableFilter::place(Table<S>& t, uint64_t& bucket, uint32_t& v) noexcept {
-  constexpr uint32_t W = sizeof(S) * 8;
   if (place_free(t, bucket, v)) return true;
   for (uint32_t kick = 0; kick < kMaxKicks; ++kick) {
-    S& slot = t[bucket * kBucketSize + next_random() % kBucketSize];
-    const uint32_t evicted = slot;
+    S* b = t.data() + bucket * kBucketSize;
+    const uint32_t first = static_cast<uint32_t>(next_random() % kBucketSize);
+    // A void entry of a level-q bucket cannot go to a split bucket (it does not know
+    // the bit that picks one of the two): pick another victim.
+    uint32_t j = 0;
+    Decoded d{};
+    uint64_t to = ~uint64_t{0};
+    for (; j < kBucketSize; ++j) {
+      d = decode<S>(bucket, b[(first + j) % kBucketSize]);
+      d.side ^= 1;
+      to = bucket_of(d);
+      if (to != ~uint64_t{0}) break;
+    }
+    if (to == ~uint64_t{0}) return false;
+    S& slot = b[(first + j) % kBucketSize];
     slot = static_cast<S>(v);
-    v = evicted;
-    bucket ^= top(kMasks[(v >> (W - 1 - kTagBits)) & (kTags - 1)], level_);
-    v ^= uint32_t{1} << (W - 1);
-    if (place_free(t, bucket, v)) return true;
+    const uint32_t l = level_of(to);
+    v = encode<S>(d, l);
+    const uint32_t known = l + (sizeof(S) * 8 - kOverheadBits - static_cast<uint32_t>(std::countr_zero(v)));
+    if (known != d.known) {
+      count_entry(d.known, -1);
+      count_entry(known, 1);
+    }
+    bucket = to;
+    if (place_free(t, bucket, v) || displace(t, bucket, v)) return true;
+  }
+  return false;
+}
+
+// One step of a breadth-first search: an entry of the (full) bucket whose other bucket
+// has a free slot moves there, and v takes its slot. The other buckets are prefetched
+// together, so the step costs about one memory access where a kick chain costs one a
+// step.
+template <class S>
+bool ExpandableFilter::displace(Table<S>& t, uint64_t bucket, uint32_t v) noexcept {
+  S* b = t.data() + bucket * kBucketSize;
+  Decoded d[kBucketSize];
+  uint64_t to[kBucketSize];
+  for (uint32_t j = 0; j < kBucketSize; ++j) {
+    d[j] = decode<S>(bucket, b[j]);
+    d[j].side ^= 1;
+    to[j] = bucket_of(d[j]);
+    if (to[j] != ~uint64_t{0}) detail::prefetch(t.data() + to[j] * kBucketSize);
+  }
+  for (uint32_t j = 0; j < kBucketSize; ++j) {
+    if (to[j] == ~uint64_t{0} || to[j] == bucket) continue;
+    const uint32_t l = level_of(to[j]);
+    const uint32_t moved = encode<S>(d[j], l);
+    if (!place_free(t, to[j], moved)) continue;
+    const uint32_t known = l + (sizeof(S) * 8 - kOverheadBits - static_cast<uint32_t>(std::countr_zero(moved)));
+    if (known != d[j].known) {
+      count_entry(d[j].known, -1);
+      count_entry(known, 1);
+    }
+    b[j] = static_cast<S>(v);
+    return true;
   }
   return false;
 }
@@ -99,37 +185,56 @@ template <class S>
 bool ExpandableFilter::insert_in(Table<S>& t, uint64_t h) {
   constexpr uint32_t W = sizeof(S) * 8;
   const Probe<S> p = probe<S>(h);
-  const uint32_t len = new_remainder_bits(level_, wide_);
-  // The key's pattern cut after `len` remainder bits, then the end marker.
-  uint32_t v = (p.k1 & ~((uint32_t{1} << (W - 1 - kTagBits - len)) - 1)) | (uint32_t{1} << (W - kOverheadBits - len));
-  // Two distinct buckets full of exactly this entry (the key's own copies, but for a
-  // collision of all its bits): they all move as the key would at every doubling, so
-  // no growth makes room. (While the two buckets are one, doubling separates them.)
-  if (p.b1 != p.b2 && full_of_copies(t, p, v)) return false;
+  Decoded d{h & top_mask(kAddressBits), kAddressBits, static_cast<uint32_t>(h & (kTags - 1)), 0};
+  uint64_t b[2] = {p.b1, p.b2};
+  uint32_t l[2] = {level_of(p.b1), level_of(p.b2)};
+  uint32_t v[2];
+  v[0] = encode<S>(d, l[0]);
+  d.side = 1;
+  v[1] = encode<S>(d, l[1]);
+  // Two distinct buckets full of exactly these entries (the key's own copies, but for
+  // a collision of all their bits): they all move between the same two buckets, so no
+  // kick makes room. (While the two buckets are one, a split separates them.)
+  if (p.b1 != p.b2 && full_of_copies(t, p.b1, v[0], p.b2, v[1])) return false;
   // Room for one entry in the stash, taken before anything changes: from here on
   // nothing allocates until the entry left over by a kick chain has a place.
   if (stash_.size() == stash_.capacity()) stash_.reserve(2 * stash_.size() + 1);
-  ++hist_[len];
+  // The bucket with more address bits first: its entry pins down one more bit.
+  const int first = l[1] > l[0];
   ++entries_;
-  if (place_free(t, p.b1, v)) return true;
-  v |= uint32_t{1} << (W - 1);
-  uint64_t bucket = p.b2;
-  if (place(t, bucket, v)) return true;
+  for (int k : {first, 1 - first})
+    if (place_free(t, b[k], v[k])) {
+      count_entry(std::min(l[k] + W - kOverheadBits, kAddressBits), 1);
+      return true;
+    }
+  for (int k : {first, 1 - first})
+    if (displace(t, b[k], v[k])) {
+      count_entry(std::min(l[k] + W - kOverheadBits, kAddressBits), 1);
+      return true;
+    }
+  const int k = 1 - first;
+  count_entry(std::min(l[k] + W - kOverheadBits, kAddressBits), 1);
+  uint64_t bucket = b[k];
+  uint32_t value = v[k];
+  if (place(t, bucket, value)) return true;
   // The entry left over goes to the stash. Below kGrowOnFailLoad a kick chain fails
   // only where entries that cannot move apart (void copies, one key's copies) fill a
-  // bucket pair, which no doubling undoes; above it, a doubling takes the stash's
-  // entries back into the table (and if it throws std::bad_alloc, the entry is safe
-  // in the stash).
-  stash_.push_back({bucket, v});
-  if (load_factor() >= kGrowOnFailLoad && level_ < kMaxLevel) grow();
+  // bucket pair, which no split undoes; above it, the table grows by up to
+  // kSplitsOnFail buckets (if that throws std::bad_alloc, the entry is safe in the
+  // stash). A stashed entry is tried in the table again when its bucket splits.
+  stash_push({bucket, value});
+  if (load_factor() >= kGrowOnFailLoad) {
+    const uint64_t splits = std::clamp<uint64_t>(num_buckets() / 8, 1, kSplitsOnFail);
+    for (uint64_t i = 0; i < splits && level_ < kMaxLevel; ++i) split_bucket();
+  }
   return true;
 }
 
 template <class S>
-bool ExpandableFilter::full_of_copies(const Table<S>& t, const Probe<S>& p, uint32_t v) const noexcept {
-  constexpr uint32_t side = uint32_t{1} << (sizeof(S) * 8 - 1);
+bool ExpandableFilter::full_of_copies(const Table<S>& t, uint64_t b1, uint32_t v1, uint64_t b2,
+                                      uint32_t v2) const noexcept {
   for (uint32_t j = 0; j < kBucketSize; ++j)
-    if (t[p.b1 * kBucketSize + j] != v || t[p.b2 * kBucketSize + j] != (v | side)) return false;
+    if (t[b1 * kBucketSize + j] != v1 || t[b2 * kBucketSize + j] != v2) return false;
   return true;
 }
 
@@ -141,8 +246,8 @@ size_t ExpandableFilter::count_in(const Table<S>& t, uint64_t h) const noexcept 
     n += matches(t[p.b1 * kBucketSize + j], p.k1);
     n += matches(t[p.b2 * kBucketSize + j], p.k2);
   }
-  for (const Homeless& e : stash_)
-    n += (e.bucket == p.b1 && matches(e.value, p.k1)) || (e.bucket == p.b2 && matches(e.value, p.k2));
+  for (const Homeless& e : stashed_in(p.b1)) n += matches(e.value, p.k1);
+  for (const Homeless& e : stashed_in(p.b2)) n += matches(e.value, p.k2);
   return n;
 }
 
@@ -150,35 +255,42 @@ template <class S>
 bool ExpandableFilter::erase_in(Table<S>& t, uint64_t h) noexcept {
   constexpr uint32_t W = sizeof(S) * 8;
   const Probe<S> p = probe<S>(h);
+  // The matching entry that pins down the most hash bits (address + remainder).
+  auto known = [&](uint64_t bucket, uint32_t v) {
+    return level_of(bucket) + W - kOverheadBits - static_cast<uint32_t>(std::countr_zero(v));
+  };
   S* best = nullptr;
-  uint32_t best_len = 0;
+  uint32_t best_known = 0;
   auto scan = [&](uint64_t bucket, uint32_t k) {
     S* b = t.data() + bucket * kBucketSize;
     for (uint32_t j = 0; j < kBucketSize; ++j) {
       if (!matches(b[j], k)) continue;
-      const uint32_t len = W - kOverheadBits - static_cast<uint32_t>(std::countr_zero(static_cast<uint32_t>(b[j])));
-      if (!best || len > best_len) {
+      const uint32_t kn = known(bucket, b[j]);
+      if (!best || kn > best_known) {
         best = b + j;
-        best_len = len;
+        best_known = kn;
       }
     }
   };
   scan(p.b1, p.k1);
   scan(p.b2, p.k2);
   size_t stashed = stash_.size();
-  for (size_t i = 0; i < stash_.size(); ++i) {
-    const Homeless& e = stash_[i];
-    if (!((e.bucket == p.b1 && matches(e.value, p.k1)) || (e.bucket == p.b2 && matches(e.value, p.k2)))) continue;
-    const uint32_t len = W - kOverheadBits - static_cast<uint32_t>(std::countr_zero(e.value));
-    if ((!best && stashed == stash_.size()) || len > best_len) {
-      stashed = i;
-      best_len = len;
+  auto scan_stash = [&](uint64_t bucket, uint32_t k) {
+    for (const Homeless& e : stashed_in(bucket)) {
+      if (!matches(e.value, k)) continue;
+      const uint32_t kn = known(e.bucket, e.value);
+      if ((!best && stashed == stash_.size()) || kn > best_known) {
+        stashed = static_cast<size_t>(&e - stash_.data());
+        best_known = kn;
+      }
     }
-  }
+  };
+  scan_stash(p.b1, p.k1);
+  scan_stash(p.b2, p.k2);
   if (stashed != stash_.size()) stash_.erase(stash_.begin() + static_cast<std::ptrdiff_t>(stashed));
   else if (best) *best = 0;
   else return false;
-  --hist_[best_len];
+  count_entry(best_known, -1);
   --entries_;
   if (items_) --items_;
   return true;
@@ -189,125 +301,121 @@ size_t ExpandableFilter::count_hash(uint64_t h) const noexcept {
   return wide_ ? count_in(t32_, h) : count_in(t16_, h);
 }
 
-// Where entry v of old bucket i goes in the doubled table, re-encoded as a D slot:
-// one child (its first remainder bit becomes an address bit), or both children for
-// an entry with no remainder left.
-template <class S, class D>
-void ExpandableFilter::move_entry(uint64_t i, uint32_t v, uint64_t out[2], uint32_t vals[2], int& n) const noexcept {
-  constexpr uint32_t WS = sizeof(S) * 8, WD = sizeof(D) * 8;
-  uint32_t w = v << (WD - WS);  // the same fields in a wider slot, if it is wider
-  if (static_cast<uint32_t>(std::countr_zero(w)) == WD - kOverheadBits) {
-    out[0] = 2 * i;
-    out[1] = 2 * i + 1;
-    vals[0] = vals[1] = w;
-    n = 2;
-    return;
-  }
-  const uint32_t side = w >> (WD - 1);
-  const uint32_t tag = (w >> (WD - 1 - kTagBits)) & (kTags - 1);
-  const uint32_t bit = (w >> (WD - kOverheadBits)) & 1;
-  const uint32_t mask_bit = static_cast<uint32_t>(kMasks[tag] >> (63 - level_)) & 1;
-  const uint32_t high = w & ~((uint32_t{1} << (WD - 1 - kTagBits)) - 1);
-  const uint32_t rest = w & ((uint32_t{1} << (WD - kOverheadBits)) - 1);
-  out[0] = 2 * i + (side ? bit ^ mask_bit : bit);
-  vals[0] = high | (rest << 1);
-  n = 1;
-}
-
-template <class S, class D>
-void ExpandableFilter::double_into(const Table<S>& from, Table<D>& to) {
-  const uint64_t m = num_buckets();
-  for (uint64_t i = 0; i < m; ++i) {
-    const S* b = from.data() + i * kBucketSize;
-    for (uint32_t j = 0; j < kBucketSize; ++j) {
-      if (b[j] == 0) continue;
-      uint64_t out[2];
-      uint32_t vals[2];
-      int n = 0;
-      move_entry<S, D>(i, b[j], out, vals, n);
-      // A child receives entries of bucket i only, so it always has room.
-      for (int k = 0; k < n; ++k) (void)place_free(to, out[k], vals[k]);
+template <class S>
+void ExpandableFilter::split_in(Table<S>& t) {
+  const uint64_t bucket = split_;
+  const uint64_t sibling = num_buckets();
+  const uint32_t q = level_;
+  // Everything that allocates first: the new bucket (the vector grows by an eighth,
+  // so the slots allocated beyond the table stay few) and room in the stash for the
+  // bucket's stashed entries, which may come back twice (void ones).
+  if (const size_t n = stashed_in(bucket).size()) stash_.reserve(stash_.size() + n);
+  const std::span<const Homeless> here = stashed_in(bucket);
+  std::vector<Decoded> more;  // a bucket with more than 8 stashed entries (copies of old keys)
+  if (here.size() > 2 * kBucketSize) more.reserve(here.size() - 2 * kBucketSize);
+  if (t.size() + kBucketSize > t.capacity()) t.reserve(t.size() + t.size() / 8 + 64 * kBucketSize);
+  t.resize(t.size() + kBucketSize, 0);
+  // The bucket's entries and stashed entries, read at level q.
+  Decoded in_table[kBucketSize];
+  uint32_t n = 0;
+  S* b = t.data() + bucket * kBucketSize;
+  for (uint32_t j = 0; j < kBucketSize; ++j)
+    if (b[j] != 0) {
+      in_table[n++] = decode<S>(bucket, b[j]);
+      b[j] = 0;
     }
+  Decoded from_stash[kBucketSize * 2];
+  uint32_t ns = 0;
+  for (const Homeless& e : here) {
+    const Decoded d = decode<S>(bucket, e.value);
+    if (ns < std::size(from_stash)) from_stash[ns++] = d;
+    else more.push_back(d);
   }
-}
-
-void ExpandableFilter::grow() {
-  // The bound is unchanged by doubling; filling the doubled table adds to it.
-  const uint64_t after = entries_ + hist_[0];
-  const bool widen = !wide_ && projected_bound(level_ + 1, false, fpp_bound(), after) > kWidenAt * fpp_;
-  std::vector<Homeless> moved;
-  auto move_stash = [&]<class S, class D>() {
-    for (const Homeless& h : stash_) {
-      uint64_t out[2];
-      uint32_t vals[2];
-      int n = 0;
-      move_entry<S, D>(h.bucket, h.value, out, vals, n);
-      for (int k = 0; k < n; ++k) moved.push_back({out[k], vals[k]});
+  const auto first = stash_.begin() + (here.data() - stash_.data());
+  stash_.erase(first, first + static_cast<std::ptrdiff_t>(here.size()));
+  ++split_;
+  if (split_ == uint64_t{1} << level_) {
+    ++level_;
+    split_ = 0;
+  }
+  // Now both halves have q + 1 address bits: an entry goes to the half its next bit
+  // names, and a void entry (no bit left) to both.
+  auto rehome = [&](const Decoded& d, auto&& put) {
+    if (d.known > q) {
+      put(bucket_of(d), encode<S>(d, q + 1));
+      return;
     }
-    // Room for every moved entry before the stash is emptied, so entries that find no
-    // slot below go back without allocating once the tables are swapped.
-    stash_.reserve(moved.size());
-    stash_.clear();
+    Decoded c = d;
+    c.known = q + 1;
+    put(bucket, encode<S>(c, q + 1));
+    put(sibling, encode<S>(c, q + 1));
+    count_entry(q, -1);
+    count_entry(q + 1, 2);
+    ++entries_;
   };
-  const size_t new_slots = 2 * slots();
-  if (wide_) {
-    Table<uint32_t> to(new_slots, 0);
-    double_into(t32_, to);
-    move_stash.template operator()<uint32_t, uint32_t>();
-    t32_ = std::move(to);
-  } else if (widen) {
-    Table<uint32_t> to(new_slots, 0);
-    double_into(t16_, to);
-    move_stash.template operator()<uint16_t, uint32_t>();
-    Table<uint16_t>().swap(t16_);
-    t32_ = std::move(to);
-    wide_ = true;
-  } else {
-    Table<uint16_t> to(new_slots, 0);
-    double_into(t16_, to);
-    move_stash.template operator()<uint16_t, uint16_t>();
-    t16_ = std::move(to);
-  }
-  ++level_;
-  Histogram h{};
-  for (size_t l = 1; l < hist_.size(); ++l) h[l - 1] = hist_[l];
-  h[0] += 2 * hist_[0];
-  entries_ = after;
-  hist_ = h;
-  // The entries a failed kick chain left without a slot, and the stash's, go in now
-  // (inserts in a table at most half full). One that fails once more is kept in the
-  // stash: buckets filled by void copies of the oldest entries stay full at every
-  // doubling, so growing again would not make room for it.
-  for (Homeless e : moved) {
-    const bool ok = wide_ ? place(t32_, e.bucket, e.value) : place(t16_, e.bucket, e.value);
-    if (!ok) stash_.push_back(e);
-  }
+  for (uint32_t i = 0; i < n; ++i) rehome(in_table[i], [&](uint64_t to, uint32_t v) { (void)place_free(t, to, v); });
+  // The stashed entries of the split bucket may fit now; those that do not go back.
+  auto retry = [&](uint64_t to, uint32_t v) {
+    if (!place(t, to, v)) stash_push({to, v});
+  };
+  for (uint32_t i = 0; i < ns; ++i) rehome(from_stash[i], retry);
+  for (const Decoded& d : more) rehome(d, retry);
+}
+
+void ExpandableFilter::split_bucket() {
+  if (wide_) split_in(t32_);
+  else split_in(t16_);
+}
+
+void ExpandableFilter::widen() {
+  Table<uint32_t> to;
+  to.reserve(t16_.capacity());
+  to.resize(t16_.size());
+  for (size_t i = 0; i < t16_.size(); ++i) to[i] = uint32_t{t16_[i]} << 16;
+  Table<uint16_t>().swap(t16_);
+  t32_ = std::move(to);
+  for (Homeless& e : stash_) e.value <<= 16;
+  wide_ = true;
 }
 
 bool ExpandableFilter::stash_matches(uint64_t b1, uint64_t b2, uint32_t k1, uint32_t k2) const noexcept {
-  for (const Homeless& e : stash_)
-    if ((e.bucket == b1 && matches(e.value, k1)) || (e.bucket == b2 && matches(e.value, k2))) return true;
+  for (const Homeless& e : stashed_in(b1))
+    if (matches(e.value, k1)) return true;
+  for (const Homeless& e : stashed_in(b2))
+    if (matches(e.value, k2)) return true;
   return false;
+}
+
+std::span<const ExpandableFilter::Homeless> ExpandableFilter::stashed_in(uint64_t bucket) const noexcept {
+  const auto by_bucket = [](const Homeless& e, uint64_t b) { return e.bucket < b; };
+  const auto first = std::lower_bound(stash_.begin(), stash_.end(), bucket, by_bucket);
+  auto last = first;
+  while (last != stash_.end() && last->bucket == bucket) ++last;
+  return {first, last};
+}
+
+void ExpandableFilter::stash_push(Homeless e) {
+  const auto at = std::upper_bound(stash_.begin(), stash_.end(), e.bucket,
+                                   [](uint64_t b, const Homeless& x) { return b < x.bucket; });
+  stash_.insert(at, e);
 }
 
 void ExpandableFilter::recount() {
   hist_ = {};
+  weight_ = 0;
   entries_ = 0;
   const uint32_t w = slot_bits();
-  const uint32_t max_len = new_remainder_bits(level_, wide_);
-  auto check = [&](uint32_t v) {
+  auto check = [&](uint64_t bucket, uint32_t v) {
     if (v == 0) return;
+    const uint32_t l = level_of(bucket);
     const uint32_t z = static_cast<uint32_t>(std::countr_zero(v));
-    if (z > w - kOverheadBits || w - kOverheadBits - z > max_len)
+    if (z > w - kOverheadBits || w - kOverheadBits - z > new_remainder_bits(l))
       throw Error(Errc::corrupt, "expandable filter: a slot holds an impossible entry (" + std::to_string(v) + ")");
-    ++hist_[w - kOverheadBits - z];
+    count_entry(l + w - kOverheadBits - z, 1);
     ++entries_;
   };
-  if (wide_)
-    for (uint32_t v : t32_) check(v);
-  else
-    for (uint16_t v : t16_) check(v);
-  for (const Homeless& e : stash_) check(e.value);
+  for (uint64_t i = 0; i < slots(); ++i) check(i / kBucketSize, wide_ ? t32_[i] : t16_[i]);
+  for (const Homeless& e : stash_) check(e.bucket, e.value);
 }
 
 std::vector<std::byte> ExpandableFilter::serialize() const {
@@ -321,6 +429,7 @@ std::vector<std::byte> ExpandableFilter::serialize() const {
   p.u64(items_);
   p.u64(entries_);
   p.u64(stash_.size());
+  p.u64(split_);
   const std::span<const std::byte> table = table_bytes();
   const size_t payload = table.size() + kStashEntryBytes * stash_.size();
   std::vector<std::byte> out(container_size(p.buffer().size(), payload));
@@ -348,6 +457,10 @@ ExpandableFilter ExpandableFilter::load(std::span<const std::byte> file) {
   const uint64_t items = p.u64();
   const uint64_t entries = p.u64();
   const uint64_t stashed = p.u64();
+  // Params of 56 bytes: the first layout, a table of 2^q buckets doubled as a whole,
+  // its buckets in address order (docs/format.md); converted on load.
+  const bool doubling = p.remaining() == 0;
+  const uint64_t split = doubling ? 0 : p.u64();
   p.expect_end();
   if (hasher_id != Xxh3Hasher::id)
     throw Error(Errc::incompatible, "expandable filter: file was made with hasher " +
@@ -359,15 +472,19 @@ ExpandableFilter ExpandableFilter::load(std::span<const std::byte> file) {
     throw Error(Errc::corrupt, "expandable filter: buckets of " + std::to_string(bucket_size) + " slots (4)");
   if (level > kMaxLevel)
     throw Error(Errc::corrupt, "expandable filter: 2^" + std::to_string(level) + " buckets (at most 2^36)");
+  if (split >= (uint64_t{1} << level) || (level == kMaxLevel && split != 0))
+    throw Error(Errc::corrupt, "expandable filter: split pointer " + std::to_string(split) + " at level " +
+                                   std::to_string(level));
   if (!(fpp >= kMinFpp && fpp <= kMaxFpp))
     throw Error(Errc::corrupt, "expandable filter: target false-positive rate " + std::to_string(fpp) +
                                    " outside [1e-05, 0.5]");
-  const uint64_t table = (uint64_t{kBucketSize} << level) * (bits / 8);
+  const uint64_t buckets = (uint64_t{1} << level) + split;
+  const uint64_t table = buckets * kBucketSize * (bits / 8);
   // The payload's length is checked before anything is allocated (the stash count is
   // bounded by the payload's real size first, so the product cannot overflow).
   if (stashed > c.payload.size() / kStashEntryBytes || c.payload.size() != table + kStashEntryBytes * stashed)
-    throw Error(Errc::corrupt, "expandable filter: payload of " + std::to_string(c.payload.size()) +
-                                   " bytes, 2^" + std::to_string(level) + " buckets of " + std::to_string(bits) +
+    throw Error(Errc::corrupt, "expandable filter: payload of " + std::to_string(c.payload.size()) + " bytes, " +
+                                   std::to_string(buckets) + " buckets of " + std::to_string(bits) +
                                    "-bit slots and " + std::to_string(stashed) + " stashed entries need " +
                                    std::to_string(table) + " + " + std::to_string(kStashEntryBytes) + " x " +
                                    std::to_string(stashed));
@@ -375,23 +492,36 @@ ExpandableFilter ExpandableFilter::load(std::span<const std::byte> file) {
   f.fpp_ = fpp;
   f.seed_ = seed;
   f.rng_ = detail::splitmix64(seed) | 1;
+  f.widen_at_ = static_cast<Weight>(std::ldexp(kWidenAt * fpp, 64));
   f.level_ = level;
+  f.split_ = split;
   f.wide_ = bits == 32;
   Table<uint16_t>().swap(f.t16_);
-  if (f.wide_) {
-    f.t32_.resize(f.slots());
-    std::memcpy(f.t32_.data(), c.payload.data(), table);
-  } else {
-    f.t16_.resize(f.slots());
-    std::memcpy(f.t16_.data(), c.payload.data(), table);
-  }
+  // Bucket i of the first layout is the first q bits of the string, most significant
+  // first; here it is bucket i read backwards.
+  auto place_of = [&](uint64_t i) { return doubling && level ? rev64(i) >> (64 - level) : i; };
+  const size_t bucket_bytes = kBucketSize * (bits / 8);
+  auto copy_table = [&](auto& t) {
+    t.resize(f.slots());
+    if (!doubling) {
+      std::memcpy(t.data(), c.payload.data(), table);
+      return;
+    }
+    for (uint64_t i = 0; i < buckets; ++i)
+      std::memcpy(t.data() + place_of(i) * kBucketSize, c.payload.data() + i * bucket_bytes, bucket_bytes);
+  };
+  if (f.wide_) copy_table(f.t32_);
+  else copy_table(f.t16_);
   const std::byte* at = c.payload.data() + table;
   for (uint64_t i = 0; i < stashed; ++i, at += kStashEntryBytes) {
     const uint64_t bucket = detail::load_le64(at), value = detail::load_le64(at + 8);
     if (bucket >= f.num_buckets() || value == 0 || value >> bits != 0)
       throw Error(Errc::corrupt, "expandable filter: stashed entry " + std::to_string(i) + " is impossible");
-    f.stash_.push_back({bucket, static_cast<uint32_t>(value)});
+    f.stash_.push_back({place_of(bucket), static_cast<uint32_t>(value)});
   }
+  // Kept in bucket order (files list them in any order).
+  std::stable_sort(f.stash_.begin(), f.stash_.end(),
+                   [](const Homeless& a, const Homeless& b) { return a.bucket < b.bucket; });
   f.recount();
   if (f.entries_ != entries)
     throw Error(Errc::corrupt, "expandable filter: header counts " + std::to_string(entries) +

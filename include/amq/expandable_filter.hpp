@@ -1,73 +1,74 @@
-// amq/expandable_filter.hpp — a filter that grows by doubling one table in place:
-// a bucketed cuckoo table of 2^q buckets whose
-// entries keep the key's hash bits that are not yet address bits. Doubling the
-// table turns one stored bit of every entry into one more address bit (the idea of
-// InfiniFilter, Dayan, Bercea, Reviriego & Pagh, SIGMOD 2023, and of Taffy filters,
-// Apple 2021), so an entry moves only from bucket i to bucket 2i or 2i+1 and growth is
-// one linear pass that never fails; entries written later, into a larger table, keep
-// more bits, so the false-positive rate stays bounded as the filter grows.
+// amq/expandable_filter.hpp — a filter that grows one bucket at a time: a bucketed
+// cuckoo table whose entries keep the key's hash bits that are not yet address bits.
+// Splitting a bucket turns one stored bit of each of its entries into one more
+// address bit (the idea of InfiniFilter, Dayan, Bercea, Reviriego & Pagh, SIGMOD 2023,
+// and of Taffy filters, Apple 2021, here with linear hashing's order of splits), so an
+// entry moves only from bucket i to i or i + 2^q and growth never fails; entries
+// written later, into a larger table, keep more bits, so the false-positive rate stays
+// bounded as the filter grows.
 //
 // Choose it over ScalableCuckooFilter when the number of keys is not known in advance
 // and lookups matter: it answers a lookup with two buckets (two cache lines at most)
 // however far it has grown, where ScalableCuckooFilter probes one table per growth
-// step; their memory is comparable (this one is between 47% and 93% full, depending on
-// where the count falls between two doublings, with 16-bit slots, or 32-bit ones for
-// tight targets or very long growth). Choose CuckooFilter when the capacity is known: a
-// static table is sized exactly, about half the bits, and its lookups are simpler.
+// step. Its table stays 85% full at any size (16-bit slots: about 18.8 bits a key, or
+// 32-bit ones for tight targets or very long growth). Choose CuckooFilter when the
+// capacity is known: a static table is 95% full with slots sized to the target.
 //
 // Layout. A slot is W = 16 or 32 bits: the side bit (0: the entry is in its key's
 // first bucket, 1: in its second), a 6-bit tag (the hash's low 6 bits), then L
-// remainder bits (the hash bits following the q address bits), a 1 bit and zeros
-// (the 1 marks where the remainder ends, so L varies entry by entry; 0 is an empty
-// slot). A key's first bucket is the top q bits of its hash; its second is the first
-// XOR the top q bits of a 64-bit mask drawn from the tag, so both can be doubled in
-// place: bucket i's entries go to 2i or 2i+1, chosen by the entry's first remainder
-// bit (for the second bucket, that bit XOR the mask's next bit). New entries get the
-// longest remainder the slot holds (W - 8 bits).
+// remainder bits (the hash bits following its bucket's address bits), a 1 bit and
+// zeros (the 1 marks where the remainder ends, so L varies entry by entry; 0 is an
+// empty slot). The table has m = 2^q + s buckets: buckets below s and from 2^q on
+// have been split and use q + 1 address bits, the others q. A bucket is named by the
+// first address bits of a string read backwards (bit j of the index is the string's
+// bit 63 - j): the string is the hash for a key's first bucket, the hash XOR a 64-bit
+// mask drawn from the tag for its second. New entries get the longest remainder the
+// slot holds (W - 8 bits), and go to the bucket with more address bits first.
 //
 // Guarantees
 //  * No false negatives, after any sequence of insert / erase of keys that were
 //    inserted: contains(k) is true while k has been inserted more times than erased.
-//    A table at load 0.93 doubles before the insert; a kick chain that cannot end
-//    leaves one entry over, which goes to the stash (below) and, at load 0.75 or
-//    more, back into the table doubled. insert refuses only a 9th copy of one key
-//    (both its buckets full of it), leaving the filter as it was.
-//  * An entry whose remainder has run out (L = 0: its key's next address bit is no
-//    longer known) is copied into both buckets it may belong to at each doubling, as
-//    InfiniFilter does with its void entries: it keeps matching its key, and
-//    matches any key with its tag in those buckets. Such copies come from the
-//    entries written W - 8 or more doublings ago: each such generation adds about
-//    0.007 copies per bucket with 16-bit slots (docs/decisions/0035 has the figures).
-//  * False-positive rate: a stored entry with an L-bit remainder matches an absent key
-//    with probability 2^-(6+L) / m (m buckets), so the rate is at most
-//    fpp_bound() = sum over entries of 2^-(6+L) / m. Doubling leaves this sum unchanged
-//    (each entry's remainder loses one bit as m doubles); only inserts raise it. At
-//    each doubling the filter checks that filling the doubled table with new entries
-//    keeps the bound at or below 0.9 x the target; if a 16-bit table would not, the
-//    doubling widens its slots to 32 bits (new entries then keep 24 bits). So
+//    Before an insert would take the load past 0.85, bucket s splits (into s and
+//    s + 2^q, by each entry's next bit); a kick chain that cannot end leaves one entry
+//    over, which goes to the stash (below) and, at load 0.75 or more, makes up to 16
+//    more buckets split. insert refuses only a 9th copy of one key (both its buckets
+//    full of it), leaving the filter as it was.
+//  * An entry whose remainder has run out (void: its key's next address bit is no
+//    longer known) is copied into both halves when its bucket splits, as InfiniFilter
+//    does with its void entries: it keeps matching its key, and matches any key with
+//    its tag in those buckets. Such copies come from the entries written W - 8 or more
+//    levels ago (under 1% of the entries grown a thousandfold with 16-bit slots).
+//  * False-positive rate: an entry that knows K hash bits (its bucket's address bits
+//    plus its remainder) matches an absent key with probability 2^-(6+K), so the rate
+//    is at most fpp_bound() = sum over entries of 2^-(6+K), kept exactly. A split
+//    leaves it unchanged (an entry trades a remainder bit for an address bit; a void
+//    one becomes two that each know one bit more); only inserts raise it. A table of
+//    16-bit slots widens to 32 bits before an insert would take it past 0.95 x the
+//    target (new entries then keep 24 bits and add too little to pass the rest). So
 //    fpp_bound() <= target at every size; the measured rate is close to it.
 //  * Erase removes, among the entries matching the key in its own side of its two
-//    buckets, the one with the longest remainder. Any other inserted key that entry
-//    belonged to agrees with the erased key on every bit the shorter entries keep, so
+//    buckets, the one that knows the most bits. Any other inserted key that entry
+//    belonged to agrees with the erased key on every bit the other entries know, so
 //    it still finds one of them: erasing an inserted key never causes another inserted
 //    key's false negative. Erasing a key never inserted may remove another key's entry
 //    (as in any cuckoo filter): only erase keys you inserted.
-//  * Stash. A bucket pair filled with void copies stays full at every doubling, so an
-//    entry a kick chain cannot place there (below load 0.75, or after a doubling) is
-//    kept in a stash, a list scanned by lookups while it is not empty. With distinct
-//    keys it stays empty or nearly so; many copies of keys inserted while the table
-//    was small fill it (each copy of a key beyond its two buckets' 8 slots).
+//  * Stash. A bucket pair filled with void copies stays full through every split, and
+//    a void entry of an unsplit bucket cannot be kicked to a split one (it does not
+//    know which half), so an entry a kick chain cannot place is kept in a stash, in
+//    bucket order, searched by lookups while it is not empty and tried again when its
+//    bucket splits. With distinct keys it stays empty or nearly so; many copies of
+//    keys fill it (each copy beyond what its two buckets hold).
 //  * count(k) is the number of matching entries: at least the copies of k still
 //    inserted; more with collisions and with void entries' copies.
 //  * Not thread-safe: no concurrent calls while any call modifies the filter;
 //    concurrent const calls are safe.
 //
-// Complexity and memory. insert is amortised O(1): a doubling moves every slot once,
-// and doublings come at geometrically spaced sizes; the longest single insert is one
-// doubling (a pass over the table, with the old and the new table held at once: 3x
-// the old table's memory, 5x when the slots widen). contains, count and erase read two buckets of 4 slots (8 or
-// 16 bytes each). Memory is 4 W bits per bucket: W / load bits per key, load between
-// 0.465 and 0.93. Grows to 2^36 buckets; an insert that needs more throws
+// Complexity and memory. insert is amortised O(1): a split moves one bucket's entries,
+// and the slot vector grows by an eighth when full (a copy of the table: the longest
+// single insert, with old and new held at once; widening to 32 bits is one more pass).
+// contains, count and erase read two buckets of 4 slots (8 or 16 bytes each). Memory
+// is 4 W bits per bucket at load 0.85: W / 0.85 bits per key, plus up to an eighth of
+// the table allocated ahead. Grows to 2^36 buckets; an insert that needs more throws
 // Errc::too_large and changes nothing.
 //
 //   amq::ExpandableFilter f(1, 0.01);        // capacity 1, 1% target
@@ -94,6 +95,17 @@
 #include "amq/hash.hpp"
 
 namespace amq {
+namespace detail {
+
+// x with its bits in reverse order (bit 0 becomes bit 63).
+constexpr uint64_t reverse_bits(uint64_t x) noexcept {
+  x = ((x >> 1) & 0x5555555555555555ULL) | ((x & 0x5555555555555555ULL) << 1);
+  x = ((x >> 2) & 0x3333333333333333ULL) | ((x & 0x3333333333333333ULL) << 2);
+  x = ((x >> 4) & 0x0f0f0f0f0f0f0f0fULL) | ((x & 0x0f0f0f0f0f0f0f0fULL) << 4);
+  return __builtin_bswap64(x);
+}
+
+}  // namespace detail
 
 class ExpandableFilter {
  public:
@@ -102,9 +114,10 @@ class ExpandableFilter {
   static constexpr uint32_t kTags = uint32_t{1} << kTagBits;
   // A slot's bits besides its remainder: the side bit, the tag and the end marker.
   static constexpr uint32_t kOverheadBits = kTagBits + 2;
-  // Entries by remainder length L = 0 .. 32 - kOverheadBits.
-  using Histogram = std::array<uint64_t, 32 - kOverheadBits + 1>;
-  static constexpr double kMaxLoad = 0.93;      // a doubling comes before the table is fuller
+  // Entries by the hash bits they pin down: histogram()[K], K = address bits (the
+  // level of the entry's bucket) + remainder bits, 0 .. kAddressBits.
+  using Histogram = std::array<uint64_t, 57>;
+  static constexpr double kMaxLoad = 0.85;      // a bucket splits before the table is fuller
   static constexpr uint32_t kMaxLevel = 36;     // at most 2^36 buckets
   static constexpr uint32_t kAddressBits = 56;  // address and remainder bits come from the top 56
   static constexpr uint32_t kMaxKicks = 500;
@@ -114,9 +127,9 @@ class ExpandableFilter {
   explicit ExpandableFilter(uint64_t capacity = 1, double fpp = 0.01, uint64_t seed = 0);
 
   // Stores one more copy of the key, growing the table when needed: true. False
-  // (nothing changed) only when the key's two buckets are full of entries matching
-  // it, as with 8 copies of one key (a cuckoo filter's limit: such entries move
-  // together at every doubling). Throws only Error(too_large) beyond 2^36 buckets
+  // (nothing changed) only when the key's two buckets are full of copies of its
+  // entry, as with 8 copies of one key (a cuckoo filter's limit: such entries move
+  // together at every split). Throws only Error(too_large) beyond 2^36 buckets
   // (the filter unchanged), or std::bad_alloc.
   bool insert(KeyView key) { return insert_hash(hash(key)); }
   // True if the key may be in the set; false means surely absent.
@@ -144,15 +157,18 @@ class ExpandableFilter {
   bool empty() const noexcept { return items_ == 0; }
   uint64_t entries() const noexcept { return entries_; }  // entries (void copies and stash included)
   uint64_t stash_size() const noexcept { return stash_.size(); }
-  uint64_t num_buckets() const noexcept { return uint64_t{1} << level_; }
+  // 2^q + s buckets: buckets 0 .. s - 1 and 2^q .. 2^q + s - 1 have been split (they
+  // use q + 1 address bits), the others use q.
+  uint64_t num_buckets() const noexcept { return (uint64_t{1} << level_) + split_; }
   uint64_t slots() const noexcept { return num_buckets() * kBucketSize; }
-  uint32_t level() const noexcept { return level_; }      // q: the table has 2^q buckets
+  uint32_t level() const noexcept { return level_; }      // q: the table has 2^q to 2^(q+1) - 1 buckets
+  uint64_t split_pointer() const noexcept { return split_; }  // s: the next bucket to split
   uint32_t slot_bits() const noexcept { return wide_ ? 32 : 16; }
   double load_factor() const noexcept { return static_cast<double>(entries_) / static_cast<double>(slots()); }
   double target_fpp() const noexcept { return fpp_; }
   // sum over entries of 2^-(6+L) / m: an upper bound on the false-positive rate now.
   double fpp_bound() const noexcept;
-  // Entries by remainder length: histogram()[L], L = 0 .. slot_bits() - 8.
+  // Entries by the hash bits each pins down (its bucket's address bits + its remainder).
   const Histogram& histogram() const noexcept { return hist_; }
   size_t size_in_bytes() const noexcept { return slots() * (slot_bits() / 8); }
   uint64_t seed() const noexcept { return seed_; }
@@ -162,7 +178,7 @@ class ExpandableFilter {
   }
 
   bool operator==(const ExpandableFilter& o) const noexcept {
-    return seed_ == o.seed_ && fpp_ == o.fpp_ && level_ == o.level_ && wide_ == o.wide_ && items_ == o.items_ &&
+    return seed_ == o.seed_ && fpp_ == o.fpp_ && level_ == o.level_ && split_ == o.split_ && wide_ == o.wide_ && items_ == o.items_ &&
            t16_ == o.t16_ && t32_ == o.t32_ && stash_ == o.stash_;
   }
 
@@ -182,31 +198,57 @@ class ExpandableFilter {
     bool operator==(const Homeless&) const = default;
   };
 
-  // The 64-bit mask of each tag: a key's second bucket is its first XOR the mask's
-  // top q bits.
+  // The 64-bit mask of each tag: a key's second bucket is addressed by its hash XOR the
+  // mask (the first bucket by the hash itself).
   static constexpr std::array<uint64_t, kTags> kMasks = [] {
     std::array<uint64_t, kTags> m{};
     for (uint64_t t = 0; t < kTags; ++t) m[t] = detail::splitmix64(t * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL);
     return m;
   }();
-  // The top q bits of x (0 when q = 0, without a shift by 64).
-  static uint64_t top(uint64_t x, uint32_t q) noexcept { return (x >> 1) >> (63 - q); }
+  static constexpr uint64_t rev64(uint64_t x) noexcept { return detail::reverse_bits(x); }
+  static constexpr std::array<uint64_t, kTags> kRevMasks = [] {
+    std::array<uint64_t, kTags> m{};
+    for (uint64_t t = 0; t < kTags; ++t) m[t] = detail::reverse_bits(kMasks[t]);
+    return m;
+  }();
+  static constexpr uint64_t low_mask(uint32_t bits) noexcept { return (uint64_t{1} << bits) - 1; }
+  static constexpr uint64_t top_mask(uint32_t bits) noexcept { return bits ? ~uint64_t{0} << (64 - bits) : 0; }
+
+  // Addressing. A bucket is named by the first bits of a 64-bit string (the hash for a
+  // key's first bucket, the hash XOR its tag's mask for its second), read in reverse:
+  // bit j of the index is bit 63 - j of the string. So splitting bucket i of level q
+  // (q address bits) gives buckets i and i + 2^q of level q + 1, told apart by the
+  // string's next bit, and the table grows one bucket at a time (linear hashing).
+  // `g` is the bit-reversed string; returns the bucket.
+  uint64_t locate(uint64_t g) const noexcept {
+    const uint64_t i = g & low_mask(level_);
+    return i < split_ ? g & low_mask(level_ + 1) : i;
+  }
+  // The address bits of bucket b.
+  uint32_t level_of(uint64_t b) const noexcept { return level_ + (b < split_ || (b >> level_) != 0); }
 
   template <class S>
   struct Probe {
     uint64_t b1, b2;
     uint32_t k1, k2;  // the key's slot pattern in each bucket (side bit 0, 1)
   };
+  // The key's slot pattern in a bucket of level l: side, tag, then the W - 8 hash bits
+  // after the l address bits, above a 0 bit.
   template <class S>
-  Probe<S> probe(uint64_t h) const noexcept {
+  static uint32_t pattern(uint64_t h, uint32_t l, uint32_t side) noexcept {
     constexpr uint32_t W = sizeof(S) * 8;
     const uint32_t tag = static_cast<uint32_t>(h & (kTags - 1));
-    const uint64_t b1 = top(h, level_);
-    const uint64_t b2 = b1 ^ top(kMasks[tag], level_);
-    // The remainder: the W - 8 bits after the address bits, above a 0 bit.
-    const uint32_t rem = static_cast<uint32_t>((h << level_) >> (64 - (W - kOverheadBits))) << 1;
-    const uint32_t k = (tag << (W - 1 - kTagBits)) | rem;
-    return {b1, b2, k, k | (uint32_t{1} << (W - 1))};
+    const uint32_t rem = static_cast<uint32_t>((h << l) >> (64 - (W - kOverheadBits))) << 1;
+    return (side << (W - 1)) | (tag << (W - 1 - kTagBits)) | rem;
+  }
+  template <class S>
+  Probe<S> probe(uint64_t h) const noexcept {
+    // locate() and level_of() without branches: which side of the split pointer a key
+    // falls is a coin toss.
+    const uint64_t g1 = rev64(h), g2 = g1 ^ kRevMasks[h & (kTags - 1)];
+    const uint32_t l1 = level_ + static_cast<uint32_t>((g1 & low_mask(level_)) < split_);
+    const uint32_t l2 = level_ + static_cast<uint32_t>((g2 & low_mask(level_)) < split_);
+    return {g1 & low_mask(l1), g2 & low_mask(l2), pattern<S>(h, l1, 0), pattern<S>(h, l2, 1)};
   }
   // The slot matches the pattern: occupied, and equal above its end marker.
   static bool matches(uint32_t v, uint32_t k) noexcept { return v != 0 && ((v ^ k) & ~(v ^ (v - 1))) == 0; }
@@ -261,10 +303,27 @@ class ExpandableFilter {
     }
     return found;
   }
+
+  // An entry taken apart: the hash bits it knows (the first `known` bits of `prefix`),
+  // its tag and its side.
+  struct Decoded {
+    uint64_t prefix;
+    uint32_t known, tag, side;
+  };
+  template <class S>
+  Decoded decode(uint64_t bucket, uint32_t v) const noexcept;
+  // The slot value of a decoded entry in a bucket of level l (known >= l): as many
+  // of its remainder bits as the slot holds.
+  template <class S>
+  static uint32_t encode(const Decoded& d, uint32_t l) noexcept;
+  // The bucket of the decoded entry's side, or -1 when it does not know enough bits.
+  uint64_t bucket_of(const Decoded& d) const noexcept;
+  void count_entry(uint32_t known, int64_t n) noexcept;
+
   template <class S>
   size_t count_in(const Table<S>& t, uint64_t h) const noexcept;
   template <class S>
-  bool full_of_copies(const Table<S>& t, const Probe<S>& p, uint32_t v) const noexcept;
+  bool full_of_copies(const Table<S>& t, uint64_t b1, uint32_t v1, uint64_t b2, uint32_t v2) const noexcept;
   template <class S>
   bool erase_in(Table<S>& t, uint64_t h) noexcept;
   template <class S>
@@ -273,19 +332,29 @@ class ExpandableFilter {
   static bool place_free(Table<S>& t, uint64_t bucket, uint32_t v) noexcept;
   template <class S>
   bool place(Table<S>& t, uint64_t& bucket, uint32_t& v) noexcept;
-  template <class S, class D>
-  void double_into(const Table<S>& from, Table<D>& to);
-  template <class S, class D>
-  void move_entry(uint64_t bucket, uint32_t v, uint64_t out[2], uint32_t vals[2], int& n) const noexcept;
-  // Doubles the table, then places the stash's entries (among them the one a failed
-  // kick chain left over); those that still find no slot stay in the stash.
-  void grow();
+  template <class S>
+  bool displace(Table<S>& t, uint64_t bucket, uint32_t v) noexcept;
+  // Splits bucket s into s and s + 2^q (the table gains one bucket), moving the
+  // stash's entries of bucket s along and trying them in the table again.
+  template <class S>
+  void split_in(Table<S>& t);
+  void split_bucket();
+  // 16-bit slots to 32-bit ones (the same fields, each shifted left by 16).
+  void widen();
   bool stash_matches(uint64_t b1, uint64_t b2, uint32_t k1, uint32_t k2) const noexcept;
-  uint32_t new_remainder_bits(uint32_t level, bool wide) const noexcept {
-    const uint32_t room = kAddressBits - std::min(level, kAddressBits);
-    return std::min((wide ? 32u : 16u) - kOverheadBits, room);
+  // The stash, in bucket order: the entries of one bucket; adding one in its place
+  // (room reserved by the caller where it must not throw).
+  std::span<const Homeless> stashed_in(uint64_t bucket) const noexcept;
+  void stash_push(Homeless e);
+  // The remainder bits of a new entry in a bucket of level l.
+  uint32_t new_remainder_bits(uint32_t l) const noexcept {
+    return std::min(slot_bits() - kOverheadBits, kAddressBits - std::min(l, kAddressBits));
   }
-  double projected_bound(uint32_t level, bool wide, double bound, uint64_t entries) const noexcept;
+  __extension__ typedef unsigned __int128 Weight;
+  // A new entry's share of fpp_bound() in units of 2^-64, at its largest (level q).
+  Weight new_entry_weight() const noexcept {
+    return Weight{1} << (64 - kTagBits - level_ - new_remainder_bits(level_));
+  }
   void recount();
   uint64_t hash(const KeyView& key) const noexcept { return Xxh3Hasher{seed_}(key.bytes()); }
   uint64_t next_random() noexcept {
@@ -299,11 +368,16 @@ class ExpandableFilter {
   Table<uint32_t> t32_;
   bool wide_ = false;
   uint32_t level_ = 0;
+  uint64_t split_ = 0;
   double fpp_ = 0.01;
   uint64_t seed_ = 0;
   uint64_t items_ = 0;
   uint64_t entries_ = 0;
   Histogram hist_{};
+  // fpp_bound() in units of 2^-64: sum over entries of 2^(64 - 6 - K).
+  Weight weight_ = 0;
+  // 0.9 x the target in the same units: a 16-bit table widens before passing it.
+  Weight widen_at_ = 0;
   std::vector<Homeless> stash_;
   uint64_t rng_ = 0x9e3779b97f4a7c15ULL;
 };
