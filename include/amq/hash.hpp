@@ -8,7 +8,7 @@
 //
 // Hashers are small value types with a stable `id` (written into files, so a file is
 // never queried with another hash) and a seed:
-//   amq::Xxh3Hasher   XXH3-64 with a seed — the default everywhere
+//   amq::Xxh3Hasher   XXH3-64 with a seed — the default of every kind but BlockedBloomFilter
 //   amq::Xxh64Hasher  XXH64 with a seed — Parquet's split-block filter uses seed 0
 //   amq::Mix64Hasher  an 8-byte key (so every uint64_t key) through a two-multiply
 //                     64-bit mixer, any other length through XXH3-64 — the default of
