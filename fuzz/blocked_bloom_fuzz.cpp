@@ -1,4 +1,4 @@
-// Fuzzes the blocked Bloom filter loaders: the amq container (both hashers) and a raw
+// Fuzzes the blocked Bloom filter loaders: the amq container (its three hashers) and a raw
 // Parquet bitset. A loaded filter is queried, added to, and must survive a round trip.
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +29,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
   try {
     exercise(amq::BlockedBloomFilter::load(in), in);
+  } catch (const amq::Error&) {
+  }
+  try {
+    exercise(amq::Xxh3BlockedBloomFilter::load(in), in);
   } catch (const amq::Error&) {
   }
   try {

@@ -59,8 +59,11 @@ uint64_t bytes_blocked_bloom(const BuildOptions& o, std::span<const Bytes> keys)
 std::unique_ptr<AnySet> load_blocked_bloom(std::span<const std::byte> file) {
   // The params start with the hasher id: pick the filter type that reads it.
   const Container c = parse_container(file, Kind::blocked_bloom);
-  if (c.params.size() >= 4 && load_le32(c.params.data()) == Xxh64Hasher::id)
+  const uint32_t id = c.params.size() >= 4 ? load_le32(c.params.data()) : 0;
+  if (id == Xxh64Hasher::id)
     return std::make_unique<AnyBlockedBloom<ParquetBloomFilter>>(ParquetBloomFilter::load(file));
+  if (id == Xxh3Hasher::id)  // written before Mix64Hasher: answered with XXH3 as then
+    return std::make_unique<AnyBlockedBloom<Xxh3BlockedBloomFilter>>(Xxh3BlockedBloomFilter::load(file));
   return std::make_unique<AnyBlockedBloom<BlockedBloomFilter>>(BlockedBloomFilter::load(file));
 }
 

@@ -21,9 +21,10 @@ namespace {
 constexpr uint64_t kMaxSegmentLength = uint64_t{1} << 18;
 constexpr uint64_t kMaxSlots = std::numeric_limits<uint32_t>::max();  // the peeling queue keeps 32-bit slots
 constexpr size_t kParamsSize = 40;
-// The params' hasher ids: 1, XXH3-64 of every key (files written before hasher 4);
-// 3, XXH3-64 except that an 8-byte key is its little-endian value (BinaryFuseFilter::key_hash).
-constexpr uint32_t kHasherXxh3 = 1, kHasherIntKeys = 4;
+// The params' hasher ids (amq's global list, docs/format.md): 1, XXH3-64 of every key
+// (files written before hasher 5); 5, XXH3-64 except that an 8-byte key is its
+// little-endian value (BinaryFuseFilter::key_hash).
+constexpr uint32_t kHasherXxh3 = 1, kHasherIntKeys = 5;
 
 struct Layout {
   uint64_t seg_len = 4;

@@ -42,6 +42,8 @@ void insert_avx2(Block& b, uint32_t key) noexcept { insert_portable(b, key); }
 bool contains_avx2(const Block& b, uint32_t key) noexcept { return contains_portable(b, key); }
 #endif
 
+bool contains_portable_cold(const Block& b, uint32_t key) noexcept { return contains_portable(b, key); }
+
 size_t contains_hashes(const Block* blocks, uint64_t num_blocks, const uint64_t* hashes, size_t m, bool* out,
                        bool avx2) noexcept {
 #if AMQ_SBBF_SSE2

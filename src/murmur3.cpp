@@ -35,6 +35,7 @@ std::string_view hasher_name(uint32_t id) noexcept {
     case Xxh3Hasher::id: return "xxh3";
     case Xxh64Hasher::id: return "xxh64";
     case 3: return "murmur3";
+    case Mix64Hasher::id: return "mix64";
     default: return "custom";
   }
 }

@@ -248,7 +248,7 @@ TEST(BinaryFuseFilter, RoundTripAndMappedFile) {
   EXPECT_EQ(test::code_of([&] { (void)BinaryFuseFilter::open(dir.file("missing.amq")); }), Errc::not_found);
 }
 
-// Filters are written with hasher 4: an 8-byte key (a uint64_t key among them) is its
+// Filters are written with hasher 5: an 8-byte key (a uint64_t key among them) is its
 // own little-endian value, which the lookup mixes with the construction seed, so
 // contains_hash(k) answers for the integer key k. Byte strings of other lengths are
 // still hashed with XXH3-64.
@@ -260,7 +260,7 @@ TEST(BinaryFuseFilter, EightByteKeysAreTheirIntegerValue) {
     const auto file = f.serialize();
     uint32_t hasher = 0;
     std::memcpy(&hasher, parse_container(file, Kind::binary_fuse).params.data(), 4);
-    EXPECT_EQ(hasher, 4u);
+    EXPECT_EQ(hasher, 5u);
     for (uint64_t k : ints) {
       ASSERT_TRUE(f.contains_hash(k));
       std::string bytes(8, '\0');
@@ -277,7 +277,7 @@ TEST(BinaryFuseFilter, EightByteKeysAreTheirIntegerValue) {
   }
 }
 
-// A file written before hasher 4 (hasher 1: XXH3-64 of every key, 8-byte ones too)
+// A file written before hasher 5 (hasher 1: XXH3-64 of every key, 8-byte ones too)
 // still loads and answers for its keys: 24 keys "key0".."key23", 8 keys "8bytes-a".."h"
 // and the integers 1, 2, 3, 2^64 - 1 and 42 as 8 bytes; 3-wise, 16-bit, seed 7.
 TEST(BinaryFuseFilter, HasherOneFileStillLoads) {

@@ -12,6 +12,7 @@
 #include "amq/detail/dispatch.hpp"
 #include "amq/detail/prefetch.hpp"
 #include "amq/error.hpp"
+#include "amq/file_io.hpp"
 #include "amq/format.hpp"
 #include "test_util.hpp"
 
@@ -291,21 +292,26 @@ TEST(BlockedBloomFilter, RoundTripsAndRejectsBadFiles) {
   EXPECT_EQ(g.seed(), 99u);
   EXPECT_EQ(g.serialize(), file);
   const auto bitset = f.to_parquet_bitset();
-  ASSERT_NO_THROW(BlockedBloomFilter::load(make_file(1, 0, 99, f.num_blocks(), bitset)));
+  ASSERT_NO_THROW(BlockedBloomFilter::load(make_file(4, 0, 99, f.num_blocks(), bitset)));
+  // Id 1 (XXH3, the files before Mix64Hasher) is another type's; id 3 no blocked filter's.
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(1, 0, 99, f.num_blocks(), bitset)); }), Errc::unsupported);
+  EXPECT_EQ(Xxh3BlockedBloomFilter::load(make_file(1, 0, 99, f.num_blocks(), bitset)).num_blocks(), f.num_blocks());
+  EXPECT_EQ(code_of([&] { Xxh3BlockedBloomFilter::load(file); }), Errc::unsupported);
+  EXPECT_EQ(code_of([&] { load_set(make_file(3, 0, 99, f.num_blocks(), bitset)); }), Errc::unsupported);
 
   EXPECT_EQ(code_of([&] { ParquetBloomFilter::load(file); }), Errc::unsupported);
-  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(1, 1, 99, f.num_blocks(), bitset)); }), Errc::corrupt);
-  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(1, 0, 99, 0, {})); }), Errc::corrupt);
-  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(1, 0, 99, (uint64_t{1} << 32) + 1, bitset)); }),
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(4, 1, 99, f.num_blocks(), bitset)); }), Errc::corrupt);
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(4, 0, 99, 0, {})); }), Errc::corrupt);
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(4, 0, 99, (uint64_t{1} << 32) + 1, bitset)); }),
             Errc::too_large);
-  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(1, 0, 99, ~uint64_t{0} / 32 + 1, bitset)); }),
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(4, 0, 99, ~uint64_t{0} / 32 + 1, bitset)); }),
             Errc::too_large);
-  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(1, 0, 99, f.num_blocks() + 1, bitset)); }),
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(4, 0, 99, f.num_blocks() + 1, bitset)); }),
             Errc::truncated);
-  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(1, 0, 99, f.num_blocks() - 1, bitset)); }),
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(make_file(4, 0, 99, f.num_blocks() - 1, bitset)); }),
             Errc::corrupt);
   EXPECT_EQ(code_of([&] {
-              BlockedBloomFilter::load(make_file(1, 0, 99, f.num_blocks(), std::span(bitset).first(bitset.size() - 4)));
+              BlockedBloomFilter::load(make_file(4, 0, 99, f.num_blocks(), std::span(bitset).first(bitset.size() - 4)));
             }),
             Errc::truncated);
   EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(std::span(file).first(file.size() - 8)); }), Errc::truncated);
@@ -355,7 +361,7 @@ TEST(BlockedBloomFilter, AnySetBuildAddInfo) {
     EXPECT_TRUE(again->contains(as_bytes("one more")));
     const SetInfo i = again->info();
     std::map<std::string, std::string> p(i.params.begin(), i.params.end());
-    EXPECT_EQ(p["hash"], parquet ? "xxh64 seed 0 (parquet)" : "xxh3 seed 8");
+    EXPECT_EQ(p["hash"], parquet ? "xxh64 seed 0 (parquet)" : "mix64 seed 8");
     EXPECT_EQ(p["blocks"], std::to_string(detail::sbbf::blocks_for(5000, 0.01)));
     EXPECT_EQ(p["bits"], std::to_string(detail::sbbf::blocks_for(5000, 0.01) * 256));
     EXPECT_NEAR(static_cast<double>(i.items), 5001, 200);
@@ -396,6 +402,109 @@ TEST(BlockedBloomFilter, AnySetBuildAddInfo) {
   bad = {};
   bad.extra["growth"] = "2";
   EXPECT_EQ(code_of([&] { build_set(Kind::blocked_bloom, bad, views); }), Errc::invalid_argument);
+}
+
+std::string hash_param(const AnySet& s) {
+  for (const auto& [k, v] : s.info().params)
+    if (k == "hash") return v;
+  return "";
+}
+
+// The hasher id a blocked Bloom filter file names (its params' first 4 bytes).
+uint32_t file_hasher_id(const std::vector<std::byte>& file) {
+  const auto params = parse_container(file, Kind::blocked_bloom).params;
+  EXPECT_GE(params.size(), 4u);
+  return params.size() >= 4 ? detail::load_le32(params.data()) : 0;
+}
+
+// Mix64Hasher's values, computed independently (splitmix64's output function of k ^ seed,
+// written out in Python): they are part of every file that names hasher id 4.
+TEST(Mix64Hasher, PinnedValues) {
+  auto h = [](uint64_t key, uint64_t seed) { return Mix64Hasher{.seed = seed}(KeyView(key).bytes()); };
+  EXPECT_EQ(Mix64Hasher::id, 4u);
+  EXPECT_EQ(hasher_name(Mix64Hasher::id), "mix64");
+  EXPECT_EQ(h(0, 0), 0xe220a8397b1dcdafULL);
+  EXPECT_EQ(h(1, 0), 0x910a2dec89025cc1ULL);
+  EXPECT_EQ(h(0x0123456789abcdefULL, 42), 0x773b80f8c7837c8bULL);
+  EXPECT_EQ(h(~uint64_t{0}, 7), 0x88fca0195de67e12ULL);
+  // An 8-byte string is the uint64_t of its little-endian bytes.
+  EXPECT_EQ(Mix64Hasher{.seed = 3}(as_bytes("abcdefgh")), 0x1949dfc6ea31d16dULL);
+  EXPECT_EQ(Mix64Hasher{.seed = 3}(as_bytes("abcdefgh")), h(0x6867666564636261ULL, 3));
+  // Every other length is XXH3-64 with the seed, as Xxh3Hasher.
+  for (const auto& k : test::random_keys(2000, 31, 40)) {
+    if (k.size() == 8) continue;
+    ASSERT_EQ(Mix64Hasher{.seed = 9}(as_bytes(k)), Xxh3Hasher{.seed = 9}(as_bytes(k))) << k;
+  }
+  EXPECT_EQ(Mix64Hasher{}(Bytes{}), Xxh3Hasher{}(Bytes{}));
+}
+
+// Sequential integer keys (0..n-1, absent keys n..) must spread like random ones: a weak
+// mixer puts them in few blocks (the identity hash would put them all in block 0).
+TEST(BlockedBloomFilter, SequentialIntegerKeysKeepTheRate) {
+  constexpr uint64_t n = 200'000, q = 400'000;
+  for (uint64_t seed : {0, 1}) {
+    auto f = BlockedBloomFilter::create(n, 0.01, seed);
+    for (uint64_t k = 0; k < n; ++k) f.insert(k);
+    for (uint64_t k = 0; k < n; ++k) ASSERT_TRUE(f.contains(k));
+    uint64_t fp = 0;
+    for (uint64_t k = n; k < n + q; ++k) fp += f.contains(k);
+    EXPECT_LT(static_cast<double>(fp) / q, 0.0105) << "seed " << seed;
+    EXPECT_NEAR(f.expected_fpp(), detail::sbbf::model_fpp(n, f.num_blocks()), 0.001);
+  }
+}
+
+// New files name Mix64Hasher (id 4); Xxh3BlockedBloomFilter still makes id-1 files.
+TEST(BlockedBloomFilter, FilesNameTheirHash) {
+  auto f = BlockedBloomFilter::create(100, 0.01, 5);
+  f.insert(uint64_t{12});
+  EXPECT_EQ(file_hasher_id(f.serialize()), 4u);
+  auto x = Xxh3BlockedBloomFilter::create(100, 0.01, 5);
+  x.insert(uint64_t{12});
+  EXPECT_EQ(file_hasher_id(x.serialize()), 1u);
+  // The same key, two hashes: u64 keys set other bits, byte keys of other lengths the same.
+  EXPECT_NE(f.to_parquet_bitset(), x.to_parquet_bitset());
+  auto fs = BlockedBloomFilter::create(100, 0.01, 5);
+  auto xs = Xxh3BlockedBloomFilter::create(100, 0.01, 5);
+  fs.insert("not eight");
+  xs.insert("not eight");
+  EXPECT_EQ(fs.to_parquet_bitset(), xs.to_parquet_bitset());
+  // Through AnySet the type follows the file's id.
+  EXPECT_EQ(hash_param(*load_set(x.serialize())), "xxh3 seed 5");
+  EXPECT_EQ(hash_param(*load_set(f.serialize())), "mix64 seed 5");
+  EXPECT_TRUE(load_set(x.serialize())->contains(KeyView(uint64_t{12}).bytes()));
+  EXPECT_TRUE(load_set(f.serialize())->contains(KeyView(uint64_t{12}).bytes()));
+}
+
+// A file written by amq before Mix64Hasher (`amq build -t blocked-bloom --key-type u64
+// --seed 7`, keys i * 1000003 for i < 300): it loads and answers exactly as it did then.
+// The absent keys i * 1000003 for 300 <= i < 20300 gave 130 false positives, the first
+// of them at i = 419, 580, 583, 614, 715.
+TEST(BlockedBloomFilter, ReadsFilesWrittenWithXxh3) {
+  const auto file = read_file(std::string(AMQ_SOURCE_DIR) + "/tests/data/blocked_bloom_xxh3_u64_seed7_300.amq");
+  EXPECT_EQ(code_of([&] { BlockedBloomFilter::load(file); }), Errc::unsupported);
+  const auto f = Xxh3BlockedBloomFilter::load(file);
+  EXPECT_EQ(f.seed(), 7u);
+  EXPECT_EQ(f.num_blocks(), 13u);
+  auto set = load_set(file);
+  EXPECT_EQ(hash_param(*set), "xxh3 seed 7");
+  for (uint64_t i = 0; i < 300; ++i) {
+    ASSERT_TRUE(f.contains(i * 1000003));
+    ASSERT_TRUE(set->contains(KeyView(i * 1000003).bytes()));
+  }
+  std::vector<uint64_t> fp;
+  for (uint64_t i = 300; i < 20300; ++i) {
+    const bool hit = f.contains(i * 1000003);
+    ASSERT_EQ(set->contains(KeyView(i * 1000003).bytes()), hit);
+    if (hit) fp.push_back(i);
+  }
+  EXPECT_EQ(fp.size(), 130u);
+  ASSERT_GE(fp.size(), 5u);
+  EXPECT_EQ(std::vector<uint64_t>(fp.begin(), fp.begin() + 5), (std::vector<uint64_t>{419, 580, 583, 614, 715}));
+  // Rebuilt with the XXH3 type, the same bits; saved again, the same id.
+  auto again = Xxh3BlockedBloomFilter::create(300, 0.01, 7);
+  for (uint64_t i = 0; i < 300; ++i) again.insert(i * 1000003);
+  EXPECT_TRUE(again == f);
+  EXPECT_EQ(file_hasher_id(set->serialize()), 1u);
 }
 
 }  // namespace

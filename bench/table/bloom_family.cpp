@@ -1,5 +1,5 @@
-// The rest of the Bloom filter family: BlockedBloomFilter (AVX2 and portable paths),
-// its Parquet-hashing twin, and ScalableBloomFilter grown from a small start.
+// The rest of the Bloom filter family: BlockedBloomFilter (AVX2 and portable paths, and
+// with the XXH3 hash of the files written before Mix64Hasher), its Parquet-hashing twin, and ScalableBloomFilter grown from a small start.
 #include <fmt/core.h>
 
 #include "amq/blocked_bloom_filter.hpp"
@@ -37,7 +37,9 @@ void blocked_row(const Options& o, const Dataset& d, const Sink& sink, const cha
 
 void bench_bloom_family(const Options& o, const Dataset& d, const Sink& sink) {
   const uint64_t n = d.keys.size();
-  blocked_row<BlockedBloomFilter>(o, d, sink, "BlockedBloomFilter", true, n, "");
+  blocked_row<BlockedBloomFilter>(o, d, sink, "BlockedBloomFilter", true, n, "hash mix64 (XXH3 for keys not of 8 bytes)");
+  blocked_row<Xxh3BlockedBloomFilter>(o, d, sink, "BlockedBloomFilter xxh3", true, n,
+                                      "XXH3 for every key, as the files written before mix64");
   blocked_row<BlockedBloomFilter>(o, d, sink, "BlockedBloomFilter portable", false, n, "");
   blocked_row<ParquetBloomFilter>(o, d, sink, "ParquetBloomFilter", true, n, "XXH64 seed 0");
   {

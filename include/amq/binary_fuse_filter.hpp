@@ -121,7 +121,7 @@ class BinaryFuseFilter {
 
   bool contains(KeyView key) const noexcept { return contains_hash(key_hash(key.bytes(), hash_seed_, int_keys_)); }
   // A key's 64-bit hash: XXH3-64 with the hash seed, except that a key of 8 bytes (a
-  // uint64_t key among them) is its own little-endian value when `int_keys` (hasher 4:
+  // uint64_t key among them) is its own little-endian value when `int_keys` (hasher 5:
   // every filter built since; hasher 1 files hash every key with XXH3). The lookup
   // mixes the hash with the construction seed anyway (mix(), a bijection), so an
   // 8-byte key needs no hash of its own; it saves a lookup a third of its instructions.
@@ -185,7 +185,7 @@ class BinaryFuseFilter {
   uint64_t segment_count() const noexcept { return seg_count_; }
   uint64_t slot_count() const noexcept { return slots_; }
   uint64_t hash_seed() const noexcept { return hash_seed_; }
-  // Hasher 4 (8-byte keys as their integer value, see key_hash) rather than 1.
+  // Hasher 5 (8-byte keys as their integer value, see key_hash) rather than 1.
   bool integer_keys() const noexcept { return int_keys_; }
   uint64_t construction_seed() const noexcept { return seed_; }
   // Bytes of the fingerprint array (what lookups read).
@@ -319,7 +319,7 @@ class BinaryFuseFilter {
   unsigned arity_ = 3;
   unsigned width_ = 8;
   int lane_ = 1;  // bytes a slot for w = 8, 16, 32; 0: bit-packed
-  bool int_keys_ = true;  // hasher 4 (see key_hash); false: hasher 1
+  bool int_keys_ = true;  // hasher 5 (see key_hash); false: hasher 1
   Shape shape_ = Shape::empty;
 };
 

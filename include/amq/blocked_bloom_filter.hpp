@@ -20,6 +20,12 @@
 //    the same bits: single lookups use an inline SSE2 kernel (x86-64's baseline, so no
 //    call and no dispatch), inserts and batches an AVX2 kernel chosen when the filter
 //    is made or loaded.
+//  * BlockedBloomFilter hashes with Mix64Hasher (amq/hash.hpp): a uint64_t key (any
+//    8-byte key) through a two-multiply mixer, other keys through XXH3-64. Files amq
+//    wrote before Mix64Hasher name Xxh3Hasher (id 1): Xxh3BlockedBloomFilter reads them
+//    and answers exactly as before, and AnySet (amq::load_set, the CLI, Python) picks
+//    the type by the file's hasher id. BlockedBloomFilter::load of such a file throws
+//    Errc::unsupported naming the hash.
 //  * ParquetBloomFilter hashes as Parquet (XXH64, seed 0, of the key's plain encoding:
 //    the bytes of a BYTE_ARRAY, the 8 little-endian bytes of an INT64 — a uint64_t key
 //    here), and to_parquet_bitset()/from_parquet_bitset() are the bitset Parquet
@@ -65,7 +71,7 @@
 
 namespace amq {
 
-template <class Hasher = Xxh3Hasher>
+template <class Hasher = Mix64Hasher>
 class BasicBlockedBloomFilter {
  public:
   using Block = BlockedBloomBlock;
@@ -82,6 +88,7 @@ class BasicBlockedBloomFilter {
                                               std::to_string(num_blocks));
     hasher_.seed = seed;
     blocks_.assign(num_blocks, Block{});
+    num_blocks_ = num_blocks;
   }
 
   // Parquet's bitset (num_blocks * 32 bytes, little-endian words), hashed by this
@@ -107,10 +114,13 @@ class BasicBlockedBloomFilter {
 
   // True if the key may be in the set; false means surely absent.
   bool contains(KeyView key) const noexcept { return contains_hash(hasher_(key.bytes())); }
+  // The portable path (a test's ScopedIsaMask) is out of line, so that the loop of a
+  // caller holds the vector kernel alone.
   bool contains_hash(uint64_t h) const noexcept {
-    const Block& b = blocks_[detail::sbbf::block_index(h, blocks_.size())];
-    return simd_ ? detail::sbbf::contains_vector(b, static_cast<uint32_t>(h))
-                 : detail::sbbf::contains_portable(b, static_cast<uint32_t>(h));
+    const Block& b = blocks_.data()[detail::sbbf::block_index(h, num_blocks_)];
+    if (!simd_) [[unlikely]]
+      return detail::sbbf::contains_portable_cold(b, static_cast<uint32_t>(h));
+    return detail::sbbf::contains_vector(b, static_cast<uint32_t>(h));
   }
 
   // Batched contains: out[i] = contains(keys[i]); returns how many are true. A filter
@@ -202,24 +212,29 @@ class BasicBlockedBloomFilter {
 
   // The amq container (Kind::blocked_bloom); docs/format.md describes it.
   std::vector<std::byte> serialize() const { return detail::sbbf::serialize(Hasher::id, hasher_.seed, blocks_); }
-  // Throws amq::Error on malformed input, or Errc::unsupported for another hasher.
+  // Throws amq::Error on malformed input, or Errc::unsupported for a hasher id this
+  // type does not read.
   static BasicBlockedBloomFilter load(std::span<const std::byte> file) {
     detail::sbbf::Loaded l = detail::sbbf::load(file, Hasher::id);
     return BasicBlockedBloomFilter(std::move(l.blocks), l.seed);
   }
 
  private:
-  BasicBlockedBloomFilter(detail::sbbf::BlockVector blocks, uint64_t seed) : blocks_(std::move(blocks)) {
+  BasicBlockedBloomFilter(detail::sbbf::BlockVector blocks, uint64_t seed)
+      : blocks_(std::move(blocks)), num_blocks_(blocks_.size()) {
     hasher_.seed = seed;
   }
 
   Hasher hasher_{};
   detail::sbbf::BlockVector blocks_;
+  uint64_t num_blocks_ = 0;  // blocks_.size(), kept so that a lookup reads it in one load
   bool simd_ = detail::allowed_isas() != detail::isa_bit(detail::Isa::portable);
   bool avx2_ = detail::isa_usable(detail::Isa::avx2);
 };
 
-using BlockedBloomFilter = BasicBlockedBloomFilter<Xxh3Hasher>;
+using BlockedBloomFilter = BasicBlockedBloomFilter<Mix64Hasher>;
+// The files amq wrote before Mix64Hasher (hasher id 1, XXH3-64 of every key).
+using Xxh3BlockedBloomFilter = BasicBlockedBloomFilter<Xxh3Hasher>;
 // Parquet's split block Bloom filter: XXH64 with seed 0.
 using ParquetBloomFilter = BasicBlockedBloomFilter<Xxh64Hasher>;
 

@@ -8,8 +8,14 @@
 //
 // Hashers are small value types with a stable `id` (written into files, so a file is
 // never queried with another hash) and a seed:
-//   amq::Xxh3Hasher   XXH3-64 with a seed — the default everywhere
+//   amq::Xxh3Hasher   XXH3-64 with a seed — the default of every kind but BlockedBloomFilter
 //   amq::Xxh64Hasher  XXH64 with a seed — Parquet's split-block filter uses seed 0
+//   amq::Mix64Hasher  an 8-byte key (so every uint64_t key) through a two-multiply
+//                     64-bit mixer, any other length through XXH3-64 — the default of
+//                     BlockedBloomFilter's new files
+// Id 5 is not a type: BinaryFuseFilter::key_hash, XXH3-64 except that an 8-byte key is
+// its own integer value, for the binary fuse filter, which mixes every hash with its
+// construction seed anyway.
 // A custom hasher is any type with `static constexpr uint32_t id` (>= 1000 for user
 // types), a `uint64_t seed` member and `uint64_t operator()(amq::Bytes) const`.
 //
@@ -20,10 +26,20 @@
 // (docs/decisions/0006-hashing-contract-per-kind.md). KeyView is a view: it holds no
 // copy and must not outlive the key it was made from.
 //
-// Cost and choice. One pass over the key's bytes. XXH3 is the faster of the two, so
-// it is the default; choose Xxh64Hasher only to match a format that specifies XXH64
-// (Parquet's split-block Bloom filter). The Guava-compatible BloomFilter hashes with
-// Guava's murmur3 instead, as its file format requires.
+// Mix64Hasher's 8-byte keys: h = splitmix64's output function of (k ^ seed), k the
+// key's 8 bytes read little-endian (a uint64_t key is k itself): add 0x9E3779B97F4A7C15,
+// then two xor-shift-multiply rounds and a final xor-shift (detail::splitmix64). It is a
+// bijection of the 64-bit values, so distinct keys never collide, and it is the function
+// splitmix64 applies to a counter, so sequential keys come out spread. Keys of every
+// other length hash exactly as Xxh3Hasher does with the same seed; an 8-byte string and
+// the uint64_t of the same bytes hash alike, as everywhere.
+//
+// Cost and choice. One pass over the key's bytes. XXH3 is the faster of the two byte
+// hashes, so it is the default; choose Xxh64Hasher only to match a format that specifies
+// XXH64 (Parquet's split-block Bloom filter). Mix64Hasher costs two multiplies for an
+// 8-byte key where XXH3 also spends a rotate-xor round and a secret load, and is XXH3
+// for other keys. The Guava-compatible BloomFilter hashes with Guava's murmur3 instead,
+// as its file format requires.
 //
 //   amq::Xxh3Hasher h{.seed = 42};
 //   uint64_t x = h(amq::KeyView("hello").bytes());
@@ -137,6 +153,35 @@ struct Xxh64Hasher {
   uint64_t operator()(Bytes b) const noexcept { return XXH64(b.data(), b.size(), seed); }
 };
 
+namespace detail {
+// splitmix64's output function (Steele, Lea, Flood): a bijective 64-bit mixer, for
+// spreading small or sequential integers (CuckooTable's alternate-bucket offsets, the
+// succinct set's tail sampling, Mix64Hasher).
+inline constexpr uint64_t splitmix64(uint64_t x) noexcept {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+// The 8 bytes at p as a little-endian integer.
+inline uint64_t load_le64(const void* p) noexcept {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+  return v;
+}
+}  // namespace detail
+
+struct Mix64Hasher {
+  static constexpr uint32_t id = 4;
+  uint64_t seed = 0;
+  // The mixer alone, for a key already read as its 64-bit value.
+  static constexpr uint64_t mix(uint64_t key, uint64_t seed) noexcept { return detail::splitmix64(key ^ seed); }
+  uint64_t operator()(Bytes b) const noexcept {
+    return b.size() == 8 ? mix(detail::load_le64(b.data()), seed) : detail::xxh3_64(b, seed);
+  }
+};
+
 // MurmurHash3_x64_128 (Austin Appleby's public-domain algorithm), as Guava's
 // Hashing.murmur3_128(seed) computes it: `low` is the first 8 bytes of Guava's
 // HashCode.asBytes() read little-endian (HashCode.asLong()), `high` the next 8.
@@ -147,16 +192,6 @@ inline Hash128 murmur3_x64_128(Bytes data, uint32_t seed = 0) noexcept;
 namespace detail {
 // Any length: 16-byte blocks, then the tail (src/murmur3.cpp).
 Hash128 murmur3_x64_128_any(Bytes data, uint32_t seed) noexcept;
-
-// splitmix64's output function (Steele, Lea, Flood): a bijective 64-bit mixer, for
-// spreading small or sequential integers (CuckooTable's alternate-bucket offsets, the
-// succinct set's tail sampling).
-inline constexpr uint64_t splitmix64(uint64_t x) noexcept {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 // The whole of murmur3_x64_128 for keys shorter than 16 bytes (no full block: the key
 // is the tail), inline so that short keys cost no call and no byte loop.
@@ -224,7 +259,7 @@ inline Hash128 murmur3_x64_128(Bytes data, uint32_t seed) noexcept {
   return data.size() < 16 ? detail::murmur3_x64_128_short(data, seed) : detail::murmur3_x64_128_any(data, seed);
 }
 
-// "xxh3", "xxh64", "murmur3", or "custom".
+// "xxh3", "xxh64", "murmur3", "mix64", or "custom".
 std::string_view hasher_name(uint32_t id) noexcept;
 
 // Lemire's multiply-shift reduction of a 64-bit hash into [0, n).

@@ -14,8 +14,10 @@
 
 #include "amq/blocked_bloom_filter.hpp"
 #include "amq/bloom_filter.hpp"
+#include "amq/detail/byte_io.hpp"
 #include "amq/error.hpp"
 #include "amq/file_io.hpp"
+#include "amq/format.hpp"
 #include "errors.hpp"
 #include "keys.hpp"
 #include "succinct.hpp"
@@ -203,9 +205,15 @@ std::unique_ptr<amq::AnySet> merged(const PySet& a, const PySet& b) {
     out = fa == "guava" ? x.to_guava() : x.serialize();
   } else {
     if (fa != "amq" || fb != "amq") throw_error(amq::Errc::unsupported, "only blocked Bloom filters in amq format merge");
-    amq::BlockedBloomFilter x = amq::BlockedBloomFilter::load(a.set->serialize());
-    x.merge(amq::BlockedBloomFilter::load(b.set->serialize()));
-    out = x.serialize();
+    // Files written before Mix64Hasher name XXH3 (id 1): merge them with that type.
+    const std::vector<std::byte> sa = a.set->serialize(), sb = b.set->serialize();
+    auto merged = [&](auto x) {
+      x.merge(decltype(x)::load(sb));
+      return x.serialize();
+    };
+    const bool xxh3 = amq::detail::load_le32(amq::parse_container(sa, Kind::blocked_bloom).params.data()) ==
+                      amq::Xxh3Hasher::id;
+    out = xxh3 ? merged(amq::Xxh3BlockedBloomFilter::load(sa)) : merged(amq::BlockedBloomFilter::load(sa));
   }
   const KeyType kt = a.set->key_type();
   if (kt != KeyType::unknown && amq::has_container_magic(out)) amq::set_container_key_type(out, kt);

@@ -334,6 +334,20 @@ def test_union_of_bloom_filters():
         a | amq.BloomFilter(5000, 0.01)
 
 
+def test_union_of_blocked_bloom_files_hashed_with_xxh3():
+    # Written by amq before the blocked filter's u64 keys got their own hash (Mix64Hasher):
+    # keys i * 1000003 for i < 300, seed 7. Such files still merge, with their own hash.
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data",
+                        "blocked_bloom_xxh3_u64_seed7_300.amq")
+    old = amq.load(path)
+    assert old.info()["params"]["hash"] == "xxh3 seed 7"
+    u = old | amq.load(path)
+    assert all(i * 1000003 in u for i in range(300))
+    assert u.info()["params"]["hash"] == "xxh3 seed 7"
+    with pytest.raises(amq.Error):
+        old | amq.BlockedBloomFilter(300, 0.01, seed=7)
+
+
 # ---- the CLI reads Python's files and the other way round -------------------------------
 
 @pytest.mark.parametrize("cls", DYNAMIC + STATIC, ids=lambda c: c.__name__)

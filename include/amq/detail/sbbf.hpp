@@ -109,6 +109,8 @@ inline bool contains_vector(const Block& b, uint32_t key) noexcept {
 #endif
 }
 
+// contains_portable, out of line.
+[[gnu::cold]] bool contains_portable_cold(const Block& b, uint32_t key) noexcept;
 // The AVX2 kernels (only call them when detail::cpu_has_avx2()).
 void insert_avx2(Block& b, uint32_t key) noexcept;
 bool contains_avx2(const Block& b, uint32_t key) noexcept;
