@@ -57,7 +57,21 @@ uint64_t SuccinctSet::Ranks::rank_impl(const SuccinctSet& self, std::span<const 
     }
     const uint8_t c = p[d];
     uint64_t csi = kNoSample, csp = 0;
-    if (st - v >= self.top_nodes_) (void)Descent::fetch_children(self, st - v, csi, csp);
+    if (st - v >= self.top_nodes_) {
+      // As contains(): the children's select and labels fetched while v's labels are
+      // searched, and a level further on the guess of where the grandchildren lie.
+      const uint64_t gl = Descent::fetch_children(self, st - v, csi, csp);
+      if (gl + 1 < self.nodes_) {
+        const uint64_t gsp = self.louds_.sample(gl);
+        detail::prefetch_guess(self.louds_.words(), 8 * (gsp >> 6));
+        detail::prefetch_guess(self.labels_, label_guess(gl, gsp));
+        if (len - d <= self.tail_reach_) {  // the key is nearly spent: likely a tail below
+          const uint64_t tv = gl + 1, tg = self.tail_map_.sample(tv) + (((tv & kTailSampleMask) * self.tail_ratio_) >> 16);
+          detail::prefetch_guess(self.tail_map_.words(), 8 * (tg >> 6));
+          detail::prefetch_guess(self.tail_, tg - tv);
+        }
+      }
+    }
     uint64_t j;
     bool hit;
     if (self.jump_maps_ != nullptr && level < 2) {  // v is the root or one of its children
@@ -83,7 +97,10 @@ uint64_t SuccinctSet::Ranks::rank_impl(const SuccinctSet& self, std::span<const 
     } else {
       uint64_t sp, rem;
       Descent::select_start(self, v, csi, csp, sp, rem);
-      detail::prefetch_guess(self.labels_, (sp - (v - 1)) + 2 * rem);
+      const uint64_t guess = (sp - (v - 1)) + 2 * rem;
+      detail::prefetch_guess(self.labels_, guess - 64);
+      detail::prefetch_guess(self.labels_, guess);
+      detail::prefetch_guess(self.labels_, guess + 64);
       st = self.louds_.select_after(sp, rem, after) + 1;
     }
   }
