@@ -165,11 +165,12 @@ std::string SuccinctSet::key_at(uint64_t i) const {
   const uint64_t end = std::min(bottom_level_, levels_);  // walks stop here: the counted levels
   std::string key;
   uint64_t v = 0, level = 0, before = 0;  // keys less than every key below v
-  // Three walked cuts: for the levels d < end walked, cut[d] and sum[d] (the keys left
-  // of it on level d and below).
+  // Three walked cuts: for the levels d walked so far, cut[d] and sum[d] (the keys left
+  // of it on level d and below); `known`: the levels below those walked.
   struct Walk {
     uint64_t* cut;
     uint64_t* sum;
+    uint64_t known;
   };
   constexpr uint64_t kInline = 64;
   uint64_t inline_store[6 * kInline];
@@ -182,24 +183,33 @@ std::string SuccinctSet::key_at(uint64_t i) const {
     stride = end;
   }
   Walk w[3];
-  for (int k = 0; k < 3; ++k) w[k] = {store + 2 * k * stride, store + (2 * k + 1) * stride};
-  int lo_w = 0, hi_w = 1;  // the walks of cuts v and v + 1, from level + 1 on, when `walked`
+  for (int k = 0; k < 3; ++k) w[k] = {store + 2 * k * stride, store + (2 * k + 1) * stride, 0};
+  int lo_w = 0, hi_w = 1;  // the walks of cuts v and v + 1, from `level` on, when `walked`
   bool walked = false;
-  // Cut x of level d walked into w[t] down to `end`, or until it meets walk b0 or b1
-  // (-1: none) on some level, whose cuts and counts it then takes from there.
-  const auto walk = [&](int t, uint64_t d, uint64_t x, int b0, int b1) {
-    const Walk& o = w[t];
+  // Walk o one level further: the next cut and the count left of it.
+  const auto extend = [&](Walk& o) {
+    const uint64_t e = o.known, x = o.cut[e - 1];
+    if (x >= nodes_) {
+      o.cut[e] = nodes_;
+      o.sum[e] = o.sum[e - 1] - n_;
+    } else {
+      o.cut[e] = e + 1 < end ? Ranks::next_cut(*this, x) : child_boundary(x);
+      o.sum[e] = o.sum[e - 1] - leaf_.rank1(x);
+    }
+    o.known = e + 1;
+  };
+  // Cut x of level d (between the walks lo_w and hi_w) walked into w[t] down to `end`,
+  // or until it meets one of them on a level it has been walked to: its count is then
+  // theirs there plus the leaves left of it on the levels above. (Walking the brackets
+  // along to look for a meeting cost about what it saved.)
+  const auto probe = [&](int t, uint64_t d, uint64_t x) {
+    Walk& o = w[t];
     uint64_t e = d;
     int met = -1;
     for (; e < end; ++e) {
-      if (b0 >= 0 && w[b0].cut[e] == x) {
-        met = b0;
-        break;
-      }
-      if (b1 >= 0 && w[b1].cut[e] == x) {
-        met = b1;
-        break;
-      }
+      for (const int k : {lo_w, hi_w})
+        if (w[k].known > e && w[k].cut[e] == x) met = k;
+      if (met >= 0) break;
       o.cut[e] = x;
       if (x >= nodes_) {
         o.sum[e] = n_;
@@ -210,20 +220,33 @@ std::string SuccinctSet::key_at(uint64_t i) const {
     }
     uint64_t below;
     if (met >= 0) {
-      below = w[met].sum[e];
-      for (uint64_t f = e; f < end; ++f) o.cut[f] = w[met].cut[f], o.sum[f] = w[met].sum[f];
-    } else if (end >= levels_) {
-      below = 0;
+      const Walk& m = w[met];
+      below = m.sum[e];
+      for (uint64_t f = e; f < m.known; ++f) o.cut[f] = m.cut[f], o.sum[f] = m.sum[f];
+      o.known = m.known;
     } else {
-      below = x >= nodes_ ? (levels_ - end) * n_ : bottom_->from(end, x);
+      below = end >= levels_ ? 0 : x >= nodes_ ? (levels_ - end) * n_ : bottom_->from(end, x);
+      o.known = end;
     }
     for (uint64_t f = e; f-- > d;) below = o.sum[f] += below;
   };
   for (;;) {
     // v's children: [f, g) on level d.
     const uint64_t d = level + 1;
+    if (!walked && d < end && end <= kMaxWalkLevels && LevelCounts::counts_of(*this, d) == nullptr) {
+      // The walks start at v and v + 1, with their counts: the root's are every level's
+      // start and end, the others' (below a counted level) from the table.
+      lo_w = 0, hi_w = 1;
+      w[0].cut[level] = v, w[1].cut[level] = v + 1;
+      w[0].sum[level] = level == 0 ? level_leaf_sum_ : Ranks::leaves_left_of(*this, level, v);
+      w[1].sum[level] = level == 0 ? level_leaf_sum_ + n_ : Ranks::leaves_left_of(*this, level, v + 1);
+      w[0].known = w[1].known = level + 1;
+      walked = true;
+    }
     uint64_t f, g;
     if (walked && d < end) {
+      for (const int k : {lo_w, hi_w})
+        while (w[k].known <= d) extend(w[k]);
       f = w[lo_w].cut[d];
       g = w[hi_w].cut[d];
     } else {
@@ -258,17 +281,11 @@ std::string SuccinctSet::key_at(uint64_t i) const {
         else b = mid - 1;
       }
     } else {
-      if (!walked) {
-        lo_w = 0, hi_w = 1;
-        walk(lo_w, d, f, -1, -1);
-        walk(hi_w, d, g, lo_w, -1);
-        walked = true;
-      }
       const uint64_t base = w[lo_w].sum[d];
       while (a < b) {
         const uint64_t mid = a + (b - a + 1) / 2;
         const int x = 3 - lo_w - hi_w;
-        walk(x, d, f + mid, lo_w, hi_w);
+        probe(x, d, f + mid);
         const uint64_t m = w[x].sum[d] - base;
         if (m <= target) a = mid, at = m, lo_w = x;
         else b = mid - 1, hi_w = x;
