@@ -281,9 +281,16 @@ std::string SuccinctSet::key_at(uint64_t i) const {
         else b = mid - 1;
       }
     } else {
+      // The probes guess where key i lies among the children between the bounds from
+      // the keys between them, as if the children held as many each (then the next
+      // probe usually confirms the guess from the other side): fewer probes than
+      // halving, and those near a bound meet it sooner.
       const uint64_t base = w[lo_w].sum[d];
       while (a < b) {
-        const uint64_t mid = a + (b - a + 1) / 2;
+        const uint64_t keys = w[hi_w].sum[d] - base - at;  // in the children [a, b]
+        const auto guess = a + static_cast<uint64_t>(static_cast<double>(target - at) / static_cast<double>(keys) *
+                                                     static_cast<double>(b - a + 1));
+        const uint64_t mid = std::clamp(guess, a + 1, b);
         const int x = 3 - lo_w - hi_w;
         probe(x, d, f + mid);
         const uint64_t m = w[x].sum[d] - base;
