@@ -37,13 +37,13 @@ void SuccinctSet::LevelCounts::build_bottom(SuccinctSet& self, const std::vector
 
 // The top levels' counts, 1 .. t while they fit top_budget() entries (insane: levels
 // 1 to 3, 15,514 entries; american-english: levels 1 and 2, 1,073; the synthetic URLs:
-// the 33 narrow levels of their shared prefixes): key_at() searches the children of
-// each node on its way down, and a probe among the wide top nodes' children is
-// otherwise a walk of cuts through some 20 levels. Level t's cuts are walked down
-// together to the deep levels' counts, the levels above built from it, within a
-// budget of steps for all tries (a few ms of a load): a hostile shape that exhausts
-// it on t levels is tried on fewer. `starts`: the first levels' first nodes (and the
-// next level's after the last).
+// levels 1 to 33, their shared prefixes and the level below): key_at() searches the
+// children of each node on its way down, and a probe among the wide top nodes'
+// children is otherwise a walk of cuts through some 20 levels. Level t's cuts are
+// walked down together to the deep levels' counts, the levels above built from it,
+// within a budget of 2^21 steps for all tries (a few ms of a load, tens at most): a
+// shape that exhausts it on t levels is tried on fewer. `starts`: the first levels'
+// first nodes (and the next level's after the last).
 void SuccinctSet::LevelCounts::build_top_counts(SuccinctSet& self, const std::vector<uint64_t>& starts) {
   if (!self.bottom_ || starts.size() < 3) return;
   const uint64_t budget = LevelCounts::top_budget(self);
