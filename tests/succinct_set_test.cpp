@@ -628,9 +628,9 @@ TEST(SuccinctSet, CountsOfTheDeepLevels) {
   const auto s = SuccinctSet::build(keys);
   ASSERT_GT(s.counted_levels_from(), 2u);
   ASSERT_LT(s.counted_levels_from() + 20, s.level_count());
-  // and the top levels' (nodes / 512 entries): levels 1 and 2 (7 and 37 cuts)
+  // and the top levels' (nodes / 64 entries): levels 1 to 3
   if (!kSanitized) {
-    ASSERT_EQ(s.counted_top_levels(), 2u);
+    ASSERT_EQ(s.counted_top_levels(), 3u);
   }
   for (uint64_t i = 0; i < keys.size(); ++i) {
     ASSERT_EQ(s.index_of(keys[i]), i) << keys[i];
@@ -1228,6 +1228,60 @@ TEST(SuccinctSet, KeyAtEveryIndex) {
       // As many probes as keys: check_set then takes key_at at every index.
       check_set(SuccinctSet::build(keys, {.tail_compression = tails}), ref, ref.size(), 32);
     }
+  }
+}
+
+// key_at() and index_of() are inverses at every index, on random shapes: alphabets of
+// 2 to 256 letters, keys that are prefixes of others, long shared prefixes, both tail
+// modes, and plain tries deep enough that key_at() keeps its walks of the cuts on the
+// heap (past 64 levels above the counted ones) or, past 4096, does without them.
+TEST(SuccinctSet, KeyAtAndIndexOfRoundTripOnRandomShapes) {
+  std::mt19937_64 rng(44);
+  // Returns the first counted level (key_at() keeps its walks above it).
+  const auto round_trip = [](const std::vector<std::string>& keys, SuccinctSet::Options options) -> uint64_t {
+    const std::set<std::string> ref(keys.begin(), keys.end());
+    const std::vector<std::string> sorted(ref.begin(), ref.end());
+    const auto s = SuccinctSet::build(keys, options);
+    const uint64_t counted_from = s.counted_levels_from();
+    const auto loaded = SuccinctSet::load(s.serialize());
+    for (const SuccinctSet* set : {&s, &loaded}) {
+      EXPECT_EQ(set->size(), sorted.size());
+      for (uint64_t i = 0; i < sorted.size(); ++i) {
+        EXPECT_EQ(set->key_at(i), sorted[i]) << i;
+        EXPECT_EQ(set->index_of(sorted[i]), i) << i;
+        if (set->key_at(i) != sorted[i]) return counted_from;
+      }
+    }
+    return counted_from;
+  };
+  for (int alphabet : {2, 3, 26, 256}) {
+    SCOPED_TRACE(alphabet);
+    std::vector<std::string> keys;
+    for (int i = 0; i < (kSanitized ? 600 : 4000); ++i) {
+      std::string k(rng() % 14, 'a');
+      for (auto& c : k) c = static_cast<char>(alphabet == 256 ? rng() : 'a' + rng() % alphabet);
+      keys.push_back(k);
+      if (rng() % 4 == 0) keys.push_back(k.substr(0, rng() % (k.size() + 1)));              // a prefix of it
+      if (rng() % 8 == 0) keys.push_back(k + std::string(10 + rng() % 50, 'q') + "end");  // a long chain below
+    }
+    for (bool tails : {true, false}) round_trip(keys, {.tail_compression = tails});
+  }
+  // Plain tries 1,000 and 6,000 levels deep: branches off one long key at random depths.
+  for (size_t depth : {size_t{1000}, size_t{6000}}) {
+    SCOPED_TRACE(depth);
+    std::string base(depth, 'a');
+    for (auto& c : base) c = static_cast<char>('a' + rng() % 2);
+    std::vector<std::string> keys = {base};
+    for (int i = 0; i < 24; ++i) {
+      std::string k = base.substr(0, rng() % depth);
+      keys.push_back(k);
+      k.push_back('c');
+      keys.push_back(k + base.substr(0, rng() % 50));
+    }
+    const uint64_t counted_from = round_trip(keys, {.tail_compression = false});
+    EXPECT_GT(counted_from, depth == 1000 ? 64u : 4096u);
+    EXPECT_LE(counted_from, depth == 1000 ? 4096u : depth);
+    round_trip(keys, {});
   }
 }
 

@@ -38,8 +38,9 @@
 //    misses overlap; below that, a loop of contains() (decision 0022).
 //  * index_of(), rank(): the descent, then a walk of the levels below the key down to
 //    the counted levels: O(height) selects. key_at(): a search among each node's
-//    children on the way down: O(height · log(fan-out)) such walks. Slow for adversarial
-//    sets with thousands of levels.
+//    children on the way down: O(height · log(fan-out)) such walks, each stopping where
+//    it meets the walks kept of the cuts around the node (where the subtrees between
+//    run out). Slow for adversarial sets with thousands of levels.
 //  * build(): O(total key bytes + n log n).
 //
 // Guarantees

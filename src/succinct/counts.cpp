@@ -36,12 +36,14 @@ void SuccinctSet::LevelCounts::build_bottom(SuccinctSet& self, const std::vector
 }
 
 // The top levels' counts, 1 .. t while they fit top_budget() entries (insane: levels
-// 1 and 2, 1,852 entries; american-english: level 1, 54):
-// key_at() searches the children of each node on its way down, and a probe among the
-// wide top nodes' children is otherwise a walk of a pair of cuts through some 20
-// levels. Level t's cuts are walked down together to the deep levels' counts, the
-// levels above built from it. `starts`: the first levels' first nodes (and the next
-// level's after the last).
+// 1 to 3, 15,514 entries; american-english: levels 1 and 2, 1,073; the synthetic URLs:
+// levels 1 to 33, their shared prefixes and the level below): key_at() searches the
+// children of each node on its way down, and a probe among the wide top nodes'
+// children is otherwise a walk of cuts through some 20 levels. Level t's cuts are
+// walked down together to the deep levels' counts, the levels above built from it,
+// within a budget of 2^21 steps for all tries (a few ms of a load, tens at most): a
+// shape that exhausts it on t levels is tried on fewer. `starts`: the first levels'
+// first nodes (and the next level's after the last).
 void SuccinctSet::LevelCounts::build_top_counts(SuccinctSet& self, const std::vector<uint64_t>& starts) {
   if (!self.bottom_ || starts.size() < 3) return;
   const uint64_t budget = LevelCounts::top_budget(self);
@@ -51,15 +53,29 @@ void SuccinctSet::LevelCounts::build_top_counts(SuccinctSet& self, const std::ve
     entries += starts[end + 1] - starts[end] + 1;
     ++end;
   }
-  if (end == 1) return;
+  uint64_t steps = uint64_t{1} << 21;
+  for (; end > 1; --end) {
+    if (auto t = LevelCounts::top_counts(self, starts, end, steps)) {
+      self.payload_bytes_ += t->bytes();
+      self.top_counted_end_ = end;
+      self.top_counts_ = std::move(t);
+      return;
+    }
+  }
+}
+
+// The counts of levels [1, end), or null if walking level end - 1's cuts down takes
+// more than `steps` (counted down).
+std::shared_ptr<SuccinctSet::LevelCounts> SuccinctSet::LevelCounts::top_counts(const SuccinctSet& self,
+                                                                               const std::vector<uint64_t>& starts,
+                                                                               uint64_t end, uint64_t& steps) {
   // Below level 1 lie all levels but the root's, whose start (0) has no leaves before it.
   auto t = LevelCounts::new_counts(self, 1, std::span(starts).subspan(1, end), self.level_leaf_sum_);
   // Level end - 1: every cut walked down to the deep levels' counts, together (equal
-  // cuts once), within a budget of steps (a few ms of a load; insane takes ~34,000).
+  // cuts once).
   const uint64_t last = end - 1, m = starts[end] - starts[last];
   std::vector<uint64_t> cut(m + 1), raw(m + 1, 0);
   for (uint64_t c = 0; c <= m; ++c) cut[c] = starts[last] + c;
-  uint64_t steps = uint64_t{1} << 20;
   for (uint64_t l = last; cut[0] != cut[m]; ++l) {
     if (l >= self.bottom_level_) {
       for (uint64_t c = 0; c <= m; ++c)
@@ -71,7 +87,8 @@ void SuccinctSet::LevelCounts::build_top_counts(SuccinctSet& self, const std::ve
     uint64_t prev = npos, next = 0;
     for (uint64_t c = 0; c <= m; ++c) {
       if (cut[c] != prev) {
-        if (steps-- == 0) return;  // a hostile shape: no table rather than a slow load
+        if (steps == 0) return nullptr;  // a hostile shape: fewer levels rather than a slow load
+        --steps;
         prev = cut[c];
         next = prev >= self.nodes_ ? self.nodes_ : self.child_boundary(prev);
       }
@@ -80,9 +97,7 @@ void SuccinctSet::LevelCounts::build_top_counts(SuccinctSet& self, const std::ve
   }
   for (uint64_t c = 0; c <= m; ++c) t->keys[t->offset[last - 1] + c] = static_cast<uint32_t>(raw[c] - raw[0]);
   for (uint64_t i = last - 1; i-- > 0;) LevelCounts::count_from_next_level(self, *t, i);
-  self.payload_bytes_ += t->bytes();
-  self.top_counted_end_ = end;
-  self.top_counts_ = std::move(t);
+  return t;
 }
 
 // A count table for the levels from `level` whose first nodes are `starts` (and, last,

@@ -1,7 +1,9 @@
 // SuccinctSet's ranks: rank() and index_of() walk a cut down the levels (counting the
 // leaves left of it), key_at() searches each node's children by such walks; both stop
 // at the levels whose cuts LevelCounts has counted.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "amq/error.hpp"
 #include "descent.hpp"
@@ -9,6 +11,12 @@
 namespace amq {
 
 using namespace detail::succinct;
+
+namespace {
+// key_at() keeps the walks of three cuts down to the counted levels when they are at
+// most this deep.
+constexpr uint64_t kMaxWalkLevels = 4096;
+}  // namespace
 
 // child_boundary(b) for rank()'s walk down the levels (b < nodes_). Below the top
 // table, the next level's cut is near label index g (nodes have about one label each):
@@ -49,7 +57,21 @@ uint64_t SuccinctSet::Ranks::rank_impl(const SuccinctSet& self, std::span<const 
     }
     const uint8_t c = p[d];
     uint64_t csi = kNoSample, csp = 0;
-    if (st - v >= self.top_nodes_) (void)Descent::fetch_children(self, st - v, csi, csp);
+    if (st - v >= self.top_nodes_) {
+      // As contains(): the children's select and labels fetched while v's labels are
+      // searched, and a level further on the guess of where the grandchildren lie.
+      const uint64_t gl = Descent::fetch_children(self, st - v, csi, csp);
+      if (gl + 1 < self.nodes_) {
+        const uint64_t gsp = self.louds_.sample(gl);
+        detail::prefetch_guess(self.louds_.words(), 8 * (gsp >> 6));
+        detail::prefetch_guess(self.labels_, label_guess(gl, gsp));
+        if (len - d <= self.tail_reach_) {  // the key is nearly spent: likely a tail below
+          const uint64_t tv = gl + 1, tg = self.tail_map_.sample(tv) + (((tv & kTailSampleMask) * self.tail_ratio_) >> 16);
+          detail::prefetch_guess(self.tail_map_.words(), 8 * (tg >> 6));
+          detail::prefetch_guess(self.tail_, tg - tv);
+        }
+      }
+    }
     uint64_t j;
     bool hit;
     if (self.jump_maps_ != nullptr && level < 2) {  // v is the root or one of its children
@@ -75,7 +97,10 @@ uint64_t SuccinctSet::Ranks::rank_impl(const SuccinctSet& self, std::span<const 
     } else {
       uint64_t sp, rem;
       Descent::select_start(self, v, csi, csp, sp, rem);
-      detail::prefetch_guess(self.labels_, (sp - (v - 1)) + 2 * rem);
+      const uint64_t guess = (sp - (v - 1)) + 2 * rem;
+      detail::prefetch_guess(self.labels_, guess - 64);
+      detail::prefetch_guess(self.labels_, guess);
+      detail::prefetch_guess(self.labels_, guess + 64);
       st = self.louds_.select_after(sp, rem, after) + 1;
     }
   }
@@ -129,11 +154,106 @@ std::string SuccinctSet::key_at(uint64_t i) const {
   if (i >= n_)
     throw Error(Errc::invalid_argument,
                 "succinct set: index " + std::to_string(i) + " out of range (size " + std::to_string(n_) + ")");
+  // Top down: at each node, the child whose subtree holds key i, by a binary search
+  // over the keys left of the cuts between its children. A cut's count is the sum over
+  // the levels below of the leaves left of it: its walk, a select and a rank a level,
+  // down to the counted levels (or the table, on a counted level). The cuts just left
+  // and right of the current node are kept walked (a cut and its count at every level
+  // below), so a probe between them walks only until it meets one of them: the
+  // subtrees between have run out there, and the rest of its walk is that bracket's.
+  // Descending to a child keeps the probes that bound it: its cuts one level down.
+  const uint64_t end = std::min(bottom_level_, levels_);  // walks stop here: the counted levels
   std::string key;
-  uint64_t v = 0, before = 0;  // keys less than every key below v
+  uint64_t v = 0, level = 0, before = 0;  // keys less than every key below v
+  // Three walked cuts: for the levels d walked so far, cut[d] and sum[d] (the keys left
+  // of it on level d and below); `known`: the levels below those walked.
+  struct Walk {
+    uint64_t* cut;
+    uint64_t* sum;
+    uint64_t known;
+  };
+  constexpr uint64_t kInline = 64;
+  uint64_t inline_store[6 * kInline];
+  std::vector<uint64_t> heap_store;
+  uint64_t* store = inline_store;
+  uint64_t stride = kInline;
+  if (end > kInline && end <= kMaxWalkLevels) {
+    heap_store.resize(6 * end);
+    store = heap_store.data();
+    stride = end;
+  }
+  Walk w[3];
+  for (int k = 0; k < 3; ++k) w[k] = {store + 2 * k * stride, store + (2 * k + 1) * stride, 0};
+  int lo_w = 0, hi_w = 1;  // the walks of cuts v and v + 1, from `level` on, when `walked`
+  bool walked = false;
+  // Walk o one level further: the next cut and the count left of it.
+  const auto extend = [&](Walk& o) {
+    const uint64_t e = o.known, x = o.cut[e - 1];
+    if (x >= nodes_) {
+      o.cut[e] = nodes_;
+      o.sum[e] = o.sum[e - 1] - n_;
+    } else {
+      o.cut[e] = e + 1 < end ? Ranks::next_cut(*this, x) : child_boundary(x);
+      o.sum[e] = o.sum[e - 1] - leaf_.rank1(x);
+    }
+    o.known = e + 1;
+  };
+  // Cut x of level d (between the walks lo_w and hi_w) walked into w[t] down to `end`,
+  // or until it meets one of them on a level it has been walked to: its count is then
+  // theirs there plus the leaves left of it on the levels above. (Walking the brackets
+  // along to look for a meeting cost about what it saved.)
+  const auto probe = [&](int t, uint64_t d, uint64_t x) {
+    Walk& o = w[t];
+    uint64_t e = d;
+    int met = -1;
+    for (; e < end; ++e) {
+      for (const int k : {lo_w, hi_w})
+        if (w[k].known > e && w[k].cut[e] == x) met = k;
+      if (met >= 0) break;
+      o.cut[e] = x;
+      if (x >= nodes_) {
+        o.sum[e] = n_;
+        continue;
+      }
+      o.sum[e] = leaf_.rank1(x);
+      x = e + 1 < end ? Ranks::next_cut(*this, x) : child_boundary(x);
+    }
+    uint64_t below;
+    if (met >= 0) {
+      const Walk& m = w[met];
+      below = m.sum[e];
+      for (uint64_t f = e; f < m.known; ++f) o.cut[f] = m.cut[f], o.sum[f] = m.sum[f];
+      o.known = m.known;
+    } else {
+      below = end >= levels_ ? 0 : x >= nodes_ ? (levels_ - end) * n_ : bottom_->from(end, x);
+      o.known = end;
+    }
+    for (uint64_t f = e; f-- > d;) below = o.sum[f] += below;
+  };
   for (;;) {
-    const uint64_t st = node_start(v);
-    if (louds_.get(st)) {
+    // v's children: [f, g) on level d.
+    const uint64_t d = level + 1;
+    if (!walked && d < end && end <= kMaxWalkLevels && LevelCounts::counts_of(*this, d) == nullptr) {
+      // The walks start at v and v + 1, with their counts: the root's are every level's
+      // start and end, the others' (below a counted level) from the table.
+      lo_w = 0, hi_w = 1;
+      w[0].cut[level] = v, w[1].cut[level] = v + 1;
+      w[0].sum[level] = level == 0 ? level_leaf_sum_ : Ranks::leaves_left_of(*this, level, v);
+      w[1].sum[level] = level == 0 ? level_leaf_sum_ + n_ : Ranks::leaves_left_of(*this, level, v + 1);
+      w[0].known = w[1].known = level + 1;
+      walked = true;
+    }
+    uint64_t f, g;
+    if (walked && d < end) {
+      for (const int k : {lo_w, hi_w})
+        while (w[k].known <= d) extend(w[k]);
+      f = w[lo_w].cut[d];
+      g = w[hi_w].cut[d];
+    } else {
+      f = child_boundary(v);
+      g = child_boundary(v + 1);
+    }
+    if (f == g) {  // no children: a leaf, maybe with a tail
       Tails::append_tail(*this, v, key);
       return key;
     }
@@ -141,23 +261,47 @@ std::string SuccinctSet::key_at(uint64_t i) const {
       if (before == i) return key;
       ++before;
     }
-    const uint64_t k = louds_.next_one(st) - st;
-    const uint64_t first = st - v + 1;
     const uint64_t target = i - before;
-    // The last child j with Ranks::keys_between(*this, first, first + j) <= target, by a binary
-    // search whose steps count only the children between the last one known to lie
-    // at or below it and the probe: small ranges, whose cuts soon meet on the way
-    // down (from first each time, and once more for the answer, key_at took ~1.7x as
-    // long on american-english-insane).
-    uint64_t lo = 0, hi = k - 1, at = 0;  // the child is in [lo, hi]; at: keys before child lo
-    while (lo < hi) {
-      const uint64_t mid = lo + (hi - lo + 1) / 2, m = Ranks::keys_between(*this, first + lo, first + mid);
-      if (at + m <= target) lo = mid, at += m;
-      else hi = mid - 1;
+    uint64_t a = 0, b = g - f - 1, at = 0;  // the child is f + [a, b]; at: keys before child a
+    if (const LevelCounts* t = LevelCounts::counts_of(*this, d)) {
+      // A counted level: the keys left of each cut are in the table.
+      const uint64_t s = t->start[d - t->level], base = t->at(d, f - s);
+      while (a < b) {
+        const uint64_t mid = a + (b - a + 1) / 2, m = t->at(d, f + mid - s) - base;
+        if (m <= target) a = mid, at = m;
+        else b = mid - 1;
+      }
+      walked = false;
+    } else if (end > kMaxWalkLevels) {
+      // Too deep to keep walks (a hostile trie): each probe counts the children between
+      // the last one known at or below it and itself.
+      while (a < b) {
+        const uint64_t mid = a + (b - a + 1) / 2, m = Ranks::keys_between(*this, f + a, f + mid);
+        if (at + m <= target) a = mid, at += m;
+        else b = mid - 1;
+      }
+    } else {
+      // The probes guess where key i lies among the children between the bounds from
+      // the keys between them, as if the children held as many each (then the next
+      // probe usually confirms the guess from the other side): fewer probes than
+      // halving, and those near a bound meet it sooner.
+      const uint64_t base = w[lo_w].sum[d];
+      while (a < b) {
+        const uint64_t keys = w[hi_w].sum[d] - base - at;  // in the children [a, b]
+        const auto guess = a + static_cast<uint64_t>(static_cast<double>(target - at) / static_cast<double>(keys) *
+                                                     static_cast<double>(b - a + 1));
+        const uint64_t mid = std::clamp(guess, a + 1, b);
+        const int x = 3 - lo_w - hi_w;
+        probe(x, d, f + mid);
+        const uint64_t m = w[x].sum[d] - base;
+        if (m <= target) a = mid, at = m, lo_w = x;
+        else b = mid - 1, hi_w = x;
+      }
     }
     before += at;
-    key.push_back(static_cast<char>(labels_[st - v + lo]));
-    v = first + lo;
+    key.push_back(static_cast<char>(labels_[f + a - 1]));
+    v = f + a;
+    level = d;
   }
 }
 }  // namespace amq

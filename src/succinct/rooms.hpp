@@ -160,10 +160,12 @@ struct SuccinctSet::LevelCounts {
     return std::max<uint64_t>(64, self.nodes_ >> 8);
   }
   static uint64_t top_budget(const SuccinctSet& self) noexcept {  // entries
-    return std::min<uint64_t>(self.nodes_ >> 9, 1 << 16);
+    return std::min<uint64_t>(self.nodes_ >> 6, 1 << 16);
   }
   static void build_bottom(SuccinctSet& self, const std::vector<uint64_t>& starts, uint64_t first_kept);
   static void build_top_counts(SuccinctSet& self, const std::vector<uint64_t>& starts);
+  static std::shared_ptr<LevelCounts> top_counts(const SuccinctSet& self, const std::vector<uint64_t>& starts,
+                                                 uint64_t end, uint64_t& steps);
   static std::shared_ptr<LevelCounts> new_counts(const SuccinctSet& self, uint64_t level,
                                                  std::span<const uint64_t> starts, uint64_t below);
   static void count_from_next_level(const SuccinctSet& self, LevelCounts& t, uint64_t i) noexcept;
