@@ -103,9 +103,9 @@ void SuccinctSet::Chains::find_chains(SuccinctSet& self) {
   self.chains_ = std::move(c);
 }
 
-// The slots of the chains found, dense, and their index (open addressing, at most half
-// full, a 32-bit entry each: slots of their own there had taken most of the table's
-// bytes) and filter.
+// The slots of the chains found, dense, their index (open addressing, at most half
+// full: 8-16 bytes a chain in 32-bit entries, where slots of their own would take
+// 80-160) and their filter.
 void SuccinctSet::Chains::build_index(std::vector<Slot> found) {
   bytes.shrink_to_fit();
   slots = std::move(found);
