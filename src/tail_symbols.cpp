@@ -142,8 +142,11 @@ void count_tokens(const std::vector<std::string_view>& tails, const std::byte* t
   }
 }
 
-// Every candidate with the bytes it covered (count times length): each token, and each
-// pair of tokens joined and cut to 8 bytes. A symbol may appear more than once.
+// Every candidate with its gain: each token, and each pair of tokens joined and cut to
+// 8 bytes, weighed by the bytes it covered (count times length); a one-byte symbol by
+// twice its count, the code bytes it saves over escaping its byte (weighed by its
+// length alone, common bytes lost their codes to rarer pairs and cost two bytes each).
+// A symbol may appear more than once.
 std::vector<std::pair<Sym, uint64_t>> candidate_gains(const TokenCounts& c, const std::byte* table) {
   const TailSymbols t(table);
   auto sym_of = [&](uint16_t tok) -> Sym {
@@ -154,7 +157,7 @@ std::vector<std::pair<Sym, uint64_t>> candidate_gains(const TokenCounts& c, cons
   for (uint16_t a = 0; a < kTokens; ++a) {
     if (c.one[a] == 0) continue;
     const Sym x = sym_of(a);
-    gains.push_back({x, uint64_t{c.one[a]} * x.second});
+    gains.push_back({x, uint64_t{c.one[a]} * (x.second == 1 ? 2 : x.second)});
     if (x.second == 8) continue;  // a pair would be cut back to x
     for (uint16_t b = 0; b < kTokens; ++b) {
       const uint32_t n = c.pair[a * kTokens + b];

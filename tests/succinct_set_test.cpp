@@ -810,6 +810,30 @@ TEST(SuccinctSet, ChainTableBudgetOnDeepTries) {
   }
 }
 
+// The chain table costs at most 64 bytes a chain beside the chains' labels: its slots
+// are dense and indexed by 32-bit entries (at most half full), and its filter has 16-31
+// bits a chain (at least 64 words). Here 3000 chains of 12 labels, each under a
+// distinct four-digit prefix with 20 keys below.
+TEST(SuccinctSet, ChainTableBytesPerChain) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string chain = std::to_string(1000 + i) + "/abcdefghij/";
+    for (int f = 0; f < 20; ++f) keys.push_back(chain + static_cast<char>('a' + f) + "x");
+  }
+  const auto set = SuccinctSet::build(keys);
+  ASSERT_EQ(set.chain_count(), 3000u);
+  ASSERT_EQ(set.chain_count(), expected_chains(keys));
+  const uint64_t table = detail::SuccinctSetTestPeer::chain_table_bytes(set);
+  EXPECT_GE(table, 3000u * 12);
+  EXPECT_LE(table, 3000u * (64 + 12) + 8 * 64);
+  EXPECT_EQ(detail::SuccinctSetTestPeer::chain_table_bytes(SuccinctSet::load(set.serialize())), table);
+  for (size_t i = 0; i < keys.size(); i += 7) {
+    ASSERT_TRUE(set.contains(keys[i]));
+    ASSERT_FALSE(set.contains(keys[i].substr(0, keys[i].size() - 1)));
+    ASSERT_FALSE(set.contains(keys[i].substr(0, 8)));
+  }
+}
+
 // Below the top table, contains() starts the selects of levels 3 and 4 from finer
 // samples (one per 32 nodes, for at most 65536 nodes). Wide nodes there put many
 // zeros between samples; here levels 3 and 4 hold 88421 nodes, so the finer samples

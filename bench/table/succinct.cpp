@@ -17,7 +17,8 @@
 // map's two directions, index_of and key_at, beside marisa-trie's lookup and
 // reverse_lookup (whose ids are not in key order). Of these sets only the last is
 // that large: 600,000 synthetic paths (two words of the insane list joined by '/',
-// ~9 MB), measured beside marisa-trie alone.
+// ~9 MB), measured beside marisa-trie alone; and the real file paths under /usr (as
+// `find /usr -type f`, sorted, at most 10^6), also beside marisa-trie alone.
 #include <fmt/core.h>
 #include <time.h>
 
@@ -174,6 +175,27 @@ Dataset path_dataset(const std::string& words) {
     if (seen.insert(k).second) keys.push_back(std::move(k));
   }
   return string_dataset("synthetic-paths", std::move(keys), seen);
+}
+
+// The regular files under /usr (real paths: long shared directory prefixes, shared
+// suffixes such as ".so" and ".gz"), sorted and distinct, at most `cap`; unreadable
+// directories are skipped. Named with its count, which depends on the machine.
+Dataset usr_paths_dataset(size_t cap = 1'000'000) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> keys;
+  std::error_code ec;
+  fs::recursive_directory_iterator it("/usr", fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    std::error_code fe;
+    if (it->symlink_status(fe).type() == fs::file_type::regular) keys.push_back(it->path().string());
+    if (keys.size() >= 4 * cap) break;  // a bound on the walk; the cap is applied after sorting
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  if (keys.size() > cap) keys.resize(cap);
+  const std::unordered_set<std::string> seen(keys.begin(), keys.end());
+  const size_t n = keys.size();
+  return string_dataset(fmt::format("usr-file-paths-{}", n), std::move(keys), seen);
 }
 
 // What the rows of one data set share: its file name, its raw key bytes and the mix.
@@ -352,6 +374,10 @@ void bench_succinct(const Options& o, const Dataset& d, const Sink& sink) {
       rows_for(o, url_dataset("/usr/share/dict/american-english"), sink, false);
     if (std::filesystem::exists("/usr/share/dict/american-english-insane"))
       rows_for(o, path_dataset("/usr/share/dict/american-english-insane"), sink, false, false);
+    if (Dataset usr = usr_paths_dataset(); usr.keys.size() >= 1000)
+      rows_for(o, usr, sink, false, false);
+    else
+      sink(Row{.structure = "SuccinctSet", .note = "skipped: fewer than 1000 files under /usr"});
     return;
   }
   rows_for(o, d, sink);

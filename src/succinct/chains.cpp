@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "amq/detail/succinct_set_test_peer.hpp"
 #include "rooms.hpp"
 
 namespace amq {
@@ -93,36 +94,48 @@ void SuccinctSet::Chains::find_chains(SuccinctSet& self) {
     saved += keys * (len - 1);
   }
   // Worth its probes if it saves a lookup of a present key one select on average.
-  if (found.empty() || saved < self.n_) return;
-  c->index(found);
+  if (found.empty() || saved < self.n_ || found.size() >= UINT32_MAX) return;
+  c->build_index(std::move(found));
   self.payload_bytes_ += c->bytes_used();
   self.chain_filter_ = c->filter.data();
   self.chain_filter_mask_ = c->filter.size() - 1;
-  self.chain_count_ = found.size();
+  self.chain_count_ = c->slots.size();
   self.chains_ = std::move(c);
 }
 
-// The slots (open addressing, at most half full) and the filter of the chains found.
-void SuccinctSet::Chains::index(const std::vector<Slot>& found) {
+// The slots of the chains found, dense, their index (open addressing, at most half
+// full: 8-16 bytes a chain in 32-bit entries, where slots of their own would take
+// 80-160) and their filter.
+void SuccinctSet::Chains::build_index(std::vector<Slot> found) {
   bytes.shrink_to_fit();
+  slots = std::move(found);
+  slots.shrink_to_fit();
   unsigned bits = 1;
-  while ((uint64_t{1} << bits) < 2 * found.size()) ++bits;
+  while ((uint64_t{1} << bits) < 2 * slots.size()) ++bits;
   shift = 64 - bits;
-  slots.resize(uint64_t{1} << bits);
-  for (const Slot& f : found)
-    for (uint64_t i = chain_hash(f.head) >> shift;; i = (i + 1) & (slots.size() - 1))
-      if (slots[i].head == npos) {
-        slots[i] = f;
+  index.assign(uint64_t{1} << bits, 0);
+  for (size_t k = 0; k < slots.size(); ++k)
+    for (uint64_t i = chain_hash(slots[k].head) >> shift;; i = (i + 1) & (index.size() - 1))
+      if (index[i] == 0) {
+        index[i] = static_cast<uint32_t>(k + 1);
         break;
       }
   // A filter of at least 16 bits a chain, so most one-label nodes stop at one bit.
   uint64_t words = 64;
-  while (words * 64 < 16 * found.size()) words *= 2;
+  while (words * 64 < 16 * slots.size()) words *= 2;
   filter.resize(words);
-  for (const Slot& f : found) {
+  for (const Slot& f : slots) {
     const uint64_t h = chain_hash(f.head);
     filter[(h >> 6) & (words - 1)] |= uint64_t{1} << (h & 63);
   }
 }
+
+namespace detail {
+
+uint64_t SuccinctSetTestPeer::chain_table_bytes(const SuccinctSet& s) noexcept {
+  return s.chains_ ? s.chains_->bytes_used() : 0;
+}
+
+}  // namespace detail
 
 }  // namespace amq

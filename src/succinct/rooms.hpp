@@ -178,17 +178,21 @@ struct SuccinctSet::Chains {
     uint64_t head = npos, end = 0, end_start = 0, at = 0, len = 0;
   };
   std::vector<uint64_t> filter;  // bit chain_hash(head) mod its size, for every head
-  std::vector<Slot> slots;       // open addressing from chain_hash(head) >> shift
+  std::vector<Slot> slots;       // the chains, dense
+  std::vector<uint32_t> index;   // open addressing from chain_hash(head) >> shift: 1 + a slot, or 0
   std::string bytes;             // the chains' labels, slot.at .. slot.at + len
   unsigned shift = 64;
   const Slot* find(uint64_t v) const noexcept {
-    const uint64_t mask = slots.size() - 1;
+    const uint64_t mask = index.size() - 1;
     for (uint64_t i = detail::succinct::chain_hash(v) >> shift;; i = (i + 1) & mask) {
-      if (slots[i].head == v) return &slots[i];
-      if (slots[i].head == npos) return nullptr;
+      const uint32_t k = index[i];
+      if (k == 0) return nullptr;
+      if (slots[k - 1].head == v) return &slots[k - 1];
     }
   }
-  size_t bytes_used() const noexcept { return 8 * filter.size() + sizeof(Slot) * slots.size() + bytes.size(); }
+  size_t bytes_used() const noexcept {
+    return 8 * filter.size() + sizeof(Slot) * slots.size() + 4 * index.size() + bytes.size();
+  }
   // Finds the chains of a loaded set and keeps them if they pay (see chains.cpp).
   static void find_chains(SuccinctSet& self);
   // The nodes with one label where no key ends, and their children.
@@ -197,7 +201,7 @@ struct SuccinctSet::Chains {
     std::vector<uint64_t> nodes, child;         // in node order
   };
   static Members members_of(const SuccinctSet& self);
-  void index(const std::vector<Slot>& found);
+  void build_index(std::vector<Slot> found);
 };
 
 }  // namespace amq

@@ -43,6 +43,10 @@ struct SuccinctSetTestPeer {
     return layout(SuccinctSet::build(keys, SuccinctSetOptions{.tail_compression = false}));
   }
 
+  // Bytes of the chain table built on load (0: none), its labels included; part of
+  // size_parts().load_tables. Defined in src/succinct/chains.cpp.
+  static uint64_t chain_table_bytes(const SuccinctSet& s) noexcept;
+
   // contains_many() through the interleaved descent, whatever the set's size.
   template <class Keys>
   static size_t contains_many_interleaved(const SuccinctSet& s, const Keys& keys, std::span<bool> out) noexcept {
