@@ -21,7 +21,11 @@ void bench_ribbon(const Options& o, const Dataset& d, const Sink& sink) {
     double eps;
     const char* name;
   } rates[] = {{0.01, "1%"}, {0.001, "0.1%"}, {1.0 / 65536, "2^-16"}};
-  for (const auto& [eps, name] : rates) {
+  for (const auto& rate : rates) {
+    // Named copies, not a structured binding: the lambdas below capture them, which
+    // clang accepts for structured bindings only from version 16.
+    const double eps = rate.eps;
+    const char* const name = rate.name;
     Row bloom{.structure = fmt::format("BlockedBloomFilter eps={}", name), .fpp_target = eps};
     BlockedBloomFilter b = BlockedBloomFilter::create(n, eps);
     bloom.build_ns_per_key = median_ns(o.repeats, [&] {
