@@ -91,6 +91,39 @@ uint64_t ExpandableFilter::bucket_of(const Decoded& d) const noexcept {
   return g & low_mask(level_ + 1);
 }
 
+template <class S>
+ExpandableFilter::Moved ExpandableFilter::move_of(uint64_t bucket, uint32_t v) const noexcept {
+  constexpr uint32_t W = sizeof(S) * 8;
+  // The first remainder bit's place, and the bits from it down (remainder and end marker).
+  constexpr uint32_t kFirst = W - kOverheadBits;
+  constexpr uint32_t kTail = (uint32_t{1} << (kFirst + 1)) - 1;
+  const uint32_t q = level_;
+  const uint32_t l = level_of(bucket);
+  const uint32_t z = static_cast<uint32_t>(std::countr_zero(v));
+  const uint32_t known = l + kFirst - z;
+  const uint32_t side = v >> (W - 1);
+  const uint64_t mask = kRevMasks[(v >> (W - 1 - kTagBits)) & (kTags - 1)];
+  // The other side: the same tag and remainder, the side bit flipped.
+  const uint32_t head = (v & ~kTail) ^ (uint32_t{1} << (W - 1));
+  const uint32_t tail = v & kTail;
+  // The other side's string, reversed: its first l bits are the bucket's XOR the mask's.
+  const uint64_t g = bucket ^ mask;
+  const uint64_t i = g & low_mask(q);
+  if (i >= split_) {
+    if (l == q) return {i, v ^ (uint32_t{1} << (W - 1)), known, known};
+    // From level q + 1 to q: the entry's next hash bit is its bucket's bit q (on the
+    // hash's own string), and a full remainder drops its last bit.
+    const uint32_t bit = static_cast<uint32_t>(((bucket ^ (side ? mask : 0)) >> q) & 1);
+    return {i, head | (tail >> 1) | (bit << kFirst) | (z == 0), known - (z == 0), known};
+  }
+  if (l == q + 1) return {g & low_mask(q + 1), v ^ (uint32_t{1} << (W - 1)), known, known};
+  // From level q to q + 1: the address bit is the first remainder bit (on the other
+  // side's string), which the entry then gives up; a void entry cannot tell it.
+  if (z == kFirst) return {~uint64_t{0}, 0, known, known};
+  const uint64_t bit = ((v >> kFirst) & 1) ^ (side ? 0 : (mask >> q) & 1);
+  return {i | (bit << q), head | ((tail << 1) & kTail), known, known};
+}
+
 bool ExpandableFilter::insert_hash(uint64_t h) {
   while (static_cast<double>(entries_ + 1) > kMaxLoad * static_cast<double>(slots())) {
     if (level_ >= kMaxLevel)
@@ -126,25 +159,19 @@ bool ExpandableFilter::place(Table<S>& t, uint64_t& bucket, uint32_t& v) noexcep
     // A void entry of a level-q bucket cannot go to a split bucket (it does not know
     // the bit that picks one of the two): pick another victim.
     uint32_t j = 0;
-    Decoded d{};
-    uint64_t to = ~uint64_t{0};
+    Moved m{};
     for (; j < kBucketSize; ++j) {
-      d = decode<S>(bucket, b[(first + j) % kBucketSize]);
-      d.side ^= 1;
-      to = bucket_of(d);
-      if (to != ~uint64_t{0}) break;
+      m = move_of<S>(bucket, b[(first + j) % kBucketSize]);
+      if (m.to != ~uint64_t{0}) break;
     }
-    if (to == ~uint64_t{0}) return false;
-    S& slot = b[(first + j) % kBucketSize];
-    slot = static_cast<S>(v);
-    const uint32_t l = level_of(to);
-    v = encode<S>(d, l);
-    const uint32_t known = l + (sizeof(S) * 8 - kOverheadBits - static_cast<uint32_t>(std::countr_zero(v)));
-    if (known != d.known) {
-      count_entry(d.known, -1);
-      count_entry(known, 1);
+    if (m.to == ~uint64_t{0}) return false;
+    b[(first + j) % kBucketSize] = static_cast<S>(v);
+    v = m.v;
+    if (m.known != m.was) {
+      count_entry(m.was, -1);
+      count_entry(m.known, 1);
     }
-    bucket = to;
+    bucket = m.to;
     if (place_free(t, bucket, v) || displace(t, bucket, v)) return true;
   }
   return false;
@@ -157,23 +184,17 @@ bool ExpandableFilter::place(Table<S>& t, uint64_t& bucket, uint32_t& v) noexcep
 template <class S>
 bool ExpandableFilter::displace(Table<S>& t, uint64_t bucket, uint32_t v) noexcept {
   S* b = t.data() + bucket * kBucketSize;
-  Decoded d[kBucketSize];
-  uint64_t to[kBucketSize];
+  Moved m[kBucketSize];
   for (uint32_t j = 0; j < kBucketSize; ++j) {
-    d[j] = decode<S>(bucket, b[j]);
-    d[j].side ^= 1;
-    to[j] = bucket_of(d[j]);
-    if (to[j] != ~uint64_t{0}) detail::prefetch(t.data() + to[j] * kBucketSize);
+    m[j] = move_of<S>(bucket, b[j]);
+    if (m[j].to != ~uint64_t{0}) detail::prefetch(t.data() + m[j].to * kBucketSize);
   }
   for (uint32_t j = 0; j < kBucketSize; ++j) {
-    if (to[j] == ~uint64_t{0} || to[j] == bucket) continue;
-    const uint32_t l = level_of(to[j]);
-    const uint32_t moved = encode<S>(d[j], l);
-    if (!place_free(t, to[j], moved)) continue;
-    const uint32_t known = l + (sizeof(S) * 8 - kOverheadBits - static_cast<uint32_t>(std::countr_zero(moved)));
-    if (known != d[j].known) {
-      count_entry(d[j].known, -1);
-      count_entry(known, 1);
+    if (m[j].to == ~uint64_t{0} || m[j].to == bucket) continue;
+    if (!place_free(t, m[j].to, m[j].v)) continue;
+    if (m[j].known != m[j].was) {
+      count_entry(m[j].was, -1);
+      count_entry(m[j].known, 1);
     }
     b[j] = static_cast<S>(v);
     return true;

@@ -318,6 +318,16 @@ class ExpandableFilter {
   static uint32_t encode(const Decoded& d, uint32_t l) noexcept;
   // The bucket of the decoded entry's side, or -1 when it does not know enough bits.
   uint64_t bucket_of(const Decoded& d) const noexcept;
+  // Entry v of `bucket` moved to its other bucket `to` (-1 when it does not know enough
+  // bits to name it: a void entry of a level-q bucket whose other bucket has split), as
+  // slot value `v`, knowing `known` hash bits there (`was` in `bucket`). The same as
+  // decode, bucket_of and encode, on the slot's fields.
+  struct Moved {
+    uint64_t to;
+    uint32_t v, known, was;
+  };
+  template <class S>
+  Moved move_of(uint64_t bucket, uint32_t v) const noexcept;
   void count_entry(uint32_t known, int64_t n) noexcept;
 
   template <class S>
