@@ -336,15 +336,11 @@ void ExpandableFilter::split_in(Table<S>& t) {
   if (here.size() > 2 * kBucketSize) more.reserve(here.size() - 2 * kBucketSize);
   if (t.size() + kBucketSize > t.capacity()) t.reserve(t.size() + t.size() / 8 + 64 * kBucketSize);
   t.resize(t.size() + kBucketSize, 0);
-  // The bucket's entries and stashed entries, read at level q.
-  Decoded in_table[kBucketSize];
-  uint32_t n = 0;
+  // The bucket's entries, and its stashed entries read at level q.
+  S in_table[kBucketSize];
   S* b = t.data() + bucket * kBucketSize;
-  for (uint32_t j = 0; j < kBucketSize; ++j)
-    if (b[j] != 0) {
-      in_table[n++] = decode<S>(bucket, b[j]);
-      b[j] = 0;
-    }
+  std::memcpy(in_table, b, sizeof(in_table));
+  std::memset(b, 0, sizeof(in_table));
   Decoded from_stash[kBucketSize * 2];
   uint32_t ns = 0;
   for (const Homeless& e : here) {
@@ -374,7 +370,25 @@ void ExpandableFilter::split_in(Table<S>& t) {
     count_entry(q + 1, 2);
     ++entries_;
   };
-  for (uint32_t i = 0; i < n; ++i) rehome(in_table[i], [&](uint64_t to, uint32_t v) { (void)place_free(t, to, v); });
+  // The table's entries on the slot's fields: the half is named by the first remainder
+  // bit (on the entry's side's string), which the entry then gives up.
+  constexpr uint32_t W = sizeof(S) * 8;
+  constexpr uint32_t kFirst = W - kOverheadBits;
+  constexpr uint32_t kTail = (uint32_t{1} << (kFirst + 1)) - 1;
+  for (const uint32_t v : in_table) {
+    if (v == 0) continue;
+    if (std::countr_zero(v) == static_cast<int>(kFirst)) {
+      (void)place_free(t, bucket, v);
+      (void)place_free(t, sibling, v);
+      count_entry(q, -1);
+      count_entry(q + 1, 2);
+      ++entries_;
+      continue;
+    }
+    const uint64_t mask = v >> (W - 1) ? kRevMasks[(v >> (W - 1 - kTagBits)) & (kTags - 1)] : 0;
+    const uint32_t bit = ((v >> kFirst) ^ static_cast<uint32_t>(mask >> q)) & 1;
+    (void)place_free(t, bit ? sibling : bucket, (v & ~kTail) | ((v << 1) & kTail));
+  }
   // The stashed entries of the split bucket may fit now; those that do not go back.
   auto retry = [&](uint64_t to, uint32_t v) {
     if (!place(t, to, v)) stash_push({to, v});
