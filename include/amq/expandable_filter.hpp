@@ -224,8 +224,11 @@ class ExpandableFilter {
     const uint64_t i = g & low_mask(level_);
     return i < split_ ? g & low_mask(level_ + 1) : i;
   }
-  // The address bits of bucket b.
-  uint32_t level_of(uint64_t b) const noexcept { return level_ + (b < split_ || (b >> level_) != 0); }
+  // The address bits of bucket b (without a branch: which side of the split pointer a
+  // bucket falls is a coin toss).
+  uint32_t level_of(uint64_t b) const noexcept {
+    return level_ + static_cast<uint32_t>((b < split_) | ((b >> level_) != 0));
+  }
 
   template <class S>
   struct Probe {
