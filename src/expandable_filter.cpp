@@ -91,6 +91,39 @@ uint64_t ExpandableFilter::bucket_of(const Decoded& d) const noexcept {
   return g & low_mask(level_ + 1);
 }
 
+template <class S>
+ExpandableFilter::Moved ExpandableFilter::move_of(uint64_t bucket, uint32_t v) const noexcept {
+  constexpr uint32_t W = sizeof(S) * 8;
+  // The first remainder bit's place, and the bits from it down (remainder and end marker).
+  constexpr uint32_t kFirst = W - kOverheadBits;
+  constexpr uint32_t kTail = (uint32_t{1} << (kFirst + 1)) - 1;
+  const uint32_t q = level_;
+  const uint32_t l = level_of(bucket);
+  const uint32_t z = static_cast<uint32_t>(std::countr_zero(v));
+  const uint32_t known = l + kFirst - z;
+  const uint32_t side = v >> (W - 1);
+  const uint64_t mask = kRevMasks[(v >> (W - 1 - kTagBits)) & (kTags - 1)];
+  // The other side: the same tag and remainder, the side bit flipped.
+  const uint32_t head = (v & ~kTail) ^ (uint32_t{1} << (W - 1));
+  const uint32_t tail = v & kTail;
+  // The other side's string, reversed: its first l bits are the bucket's XOR the mask's.
+  const uint64_t g = bucket ^ mask;
+  const uint64_t i = g & low_mask(q);
+  if (i >= split_) {
+    if (l == q) return {i, v ^ (uint32_t{1} << (W - 1)), known, known};
+    // From level q + 1 to q: the entry's next hash bit is its bucket's bit q (on the
+    // hash's own string), and a full remainder drops its last bit.
+    const uint32_t bit = static_cast<uint32_t>(((bucket ^ (side ? mask : 0)) >> q) & 1);
+    return {i, head | (tail >> 1) | (bit << kFirst) | (z == 0), known - (z == 0), known};
+  }
+  if (l == q + 1) return {g & low_mask(q + 1), v ^ (uint32_t{1} << (W - 1)), known, known};
+  // From level q to q + 1: the address bit is the first remainder bit (on the other
+  // side's string), which the entry then gives up; a void entry cannot tell it.
+  if (z == kFirst) return {~uint64_t{0}, 0, known, known};
+  const uint64_t bit = ((v >> kFirst) & 1) ^ (side ? 0 : (mask >> q) & 1);
+  return {i | (bit << q), head | ((tail << 1) & kTail), known, known};
+}
+
 bool ExpandableFilter::insert_hash(uint64_t h) {
   while (static_cast<double>(entries_ + 1) > kMaxLoad * static_cast<double>(slots())) {
     if (level_ >= kMaxLevel)
@@ -105,12 +138,21 @@ bool ExpandableFilter::insert_hash(uint64_t h) {
 
 template <class S>
 bool ExpandableFilter::place_free(Table<S>& t, uint64_t bucket, uint32_t v) noexcept {
+  // The first empty slot, found without a branch per slot: in each 64-bit word, the
+  // lowest lane whose value is 0 is the lowest whose (x - 1) & ~x has its top bit set.
+  constexpr uint32_t W = sizeof(S) * 8;
+  constexpr uint64_t kOnes = ~uint64_t{0} / ((uint64_t{1} << W) - 1);
+  constexpr uint32_t kLanes = 64 / W;
   S* b = t.data() + bucket * kBucketSize;
-  for (uint32_t j = 0; j < kBucketSize; ++j)
-    if (b[j] == 0) {
-      b[j] = static_cast<S>(v);
+  for (uint32_t w = 0; w < kBucketSize / kLanes; ++w) {
+    uint64_t x;
+    std::memcpy(&x, b + w * kLanes, sizeof(x));
+    const uint64_t empty = (x - kOnes) & ~x & (kOnes << (W - 1));
+    if (empty) {
+      b[w * kLanes + static_cast<uint32_t>(std::countr_zero(empty)) / W] = static_cast<S>(v);
       return true;
     }
+  }
   return false;
 }
 
@@ -126,25 +168,19 @@ bool ExpandableFilter::place(Table<S>& t, uint64_t& bucket, uint32_t& v) noexcep
     // A void entry of a level-q bucket cannot go to a split bucket (it does not know
     // the bit that picks one of the two): pick another victim.
     uint32_t j = 0;
-    Decoded d{};
-    uint64_t to = ~uint64_t{0};
+    Moved m{};
     for (; j < kBucketSize; ++j) {
-      d = decode<S>(bucket, b[(first + j) % kBucketSize]);
-      d.side ^= 1;
-      to = bucket_of(d);
-      if (to != ~uint64_t{0}) break;
+      m = move_of<S>(bucket, b[(first + j) % kBucketSize]);
+      if (m.to != ~uint64_t{0}) break;
     }
-    if (to == ~uint64_t{0}) return false;
-    S& slot = b[(first + j) % kBucketSize];
-    slot = static_cast<S>(v);
-    const uint32_t l = level_of(to);
-    v = encode<S>(d, l);
-    const uint32_t known = l + (sizeof(S) * 8 - kOverheadBits - static_cast<uint32_t>(std::countr_zero(v)));
-    if (known != d.known) {
-      count_entry(d.known, -1);
-      count_entry(known, 1);
+    if (m.to == ~uint64_t{0}) return false;
+    b[(first + j) % kBucketSize] = static_cast<S>(v);
+    v = m.v;
+    if (m.known != m.was) {
+      count_entry(m.was, -1);
+      count_entry(m.known, 1);
     }
-    bucket = to;
+    bucket = m.to;
     if (place_free(t, bucket, v) || displace(t, bucket, v)) return true;
   }
   return false;
@@ -157,23 +193,17 @@ bool ExpandableFilter::place(Table<S>& t, uint64_t& bucket, uint32_t& v) noexcep
 template <class S>
 bool ExpandableFilter::displace(Table<S>& t, uint64_t bucket, uint32_t v) noexcept {
   S* b = t.data() + bucket * kBucketSize;
-  Decoded d[kBucketSize];
-  uint64_t to[kBucketSize];
+  Moved m[kBucketSize];
   for (uint32_t j = 0; j < kBucketSize; ++j) {
-    d[j] = decode<S>(bucket, b[j]);
-    d[j].side ^= 1;
-    to[j] = bucket_of(d[j]);
-    if (to[j] != ~uint64_t{0}) detail::prefetch(t.data() + to[j] * kBucketSize);
+    m[j] = move_of<S>(bucket, b[j]);
+    if (m[j].to != ~uint64_t{0}) detail::prefetch(t.data() + m[j].to * kBucketSize);
   }
   for (uint32_t j = 0; j < kBucketSize; ++j) {
-    if (to[j] == ~uint64_t{0} || to[j] == bucket) continue;
-    const uint32_t l = level_of(to[j]);
-    const uint32_t moved = encode<S>(d[j], l);
-    if (!place_free(t, to[j], moved)) continue;
-    const uint32_t known = l + (sizeof(S) * 8 - kOverheadBits - static_cast<uint32_t>(std::countr_zero(moved)));
-    if (known != d[j].known) {
-      count_entry(d[j].known, -1);
-      count_entry(known, 1);
+    if (m[j].to == ~uint64_t{0} || m[j].to == bucket) continue;
+    if (!place_free(t, m[j].to, m[j].v)) continue;
+    if (m[j].known != m[j].was) {
+      count_entry(m[j].was, -1);
+      count_entry(m[j].known, 1);
     }
     b[j] = static_cast<S>(v);
     return true;
@@ -315,15 +345,11 @@ void ExpandableFilter::split_in(Table<S>& t) {
   if (here.size() > 2 * kBucketSize) more.reserve(here.size() - 2 * kBucketSize);
   if (t.size() + kBucketSize > t.capacity()) t.reserve(t.size() + t.size() / 8 + 64 * kBucketSize);
   t.resize(t.size() + kBucketSize, 0);
-  // The bucket's entries and stashed entries, read at level q.
-  Decoded in_table[kBucketSize];
-  uint32_t n = 0;
+  // The bucket's entries, and its stashed entries read at level q.
+  S in_table[kBucketSize];
   S* b = t.data() + bucket * kBucketSize;
-  for (uint32_t j = 0; j < kBucketSize; ++j)
-    if (b[j] != 0) {
-      in_table[n++] = decode<S>(bucket, b[j]);
-      b[j] = 0;
-    }
+  std::memcpy(in_table, b, sizeof(in_table));
+  std::memset(b, 0, sizeof(in_table));
   Decoded from_stash[kBucketSize * 2];
   uint32_t ns = 0;
   for (const Homeless& e : here) {
@@ -353,7 +379,25 @@ void ExpandableFilter::split_in(Table<S>& t) {
     count_entry(q + 1, 2);
     ++entries_;
   };
-  for (uint32_t i = 0; i < n; ++i) rehome(in_table[i], [&](uint64_t to, uint32_t v) { (void)place_free(t, to, v); });
+  // The table's entries on the slot's fields: the half is named by the first remainder
+  // bit (on the entry's side's string), which the entry then gives up.
+  constexpr uint32_t W = sizeof(S) * 8;
+  constexpr uint32_t kFirst = W - kOverheadBits;
+  constexpr uint32_t kTail = (uint32_t{1} << (kFirst + 1)) - 1;
+  for (const uint32_t v : in_table) {
+    if (v == 0) continue;
+    if (std::countr_zero(v) == static_cast<int>(kFirst)) {
+      (void)place_free(t, bucket, v);
+      (void)place_free(t, sibling, v);
+      count_entry(q, -1);
+      count_entry(q + 1, 2);
+      ++entries_;
+      continue;
+    }
+    const uint64_t mask = v >> (W - 1) ? kRevMasks[(v >> (W - 1 - kTagBits)) & (kTags - 1)] : 0;
+    const uint32_t bit = ((v >> kFirst) ^ static_cast<uint32_t>(mask >> q)) & 1;
+    (void)place_free(t, bit ? sibling : bucket, (v & ~kTail) | ((v << 1) & kTail));
+  }
   // The stashed entries of the split bucket may fit now; those that do not go back.
   auto retry = [&](uint64_t to, uint32_t v) {
     if (!place(t, to, v)) stash_push({to, v});

@@ -224,8 +224,11 @@ class ExpandableFilter {
     const uint64_t i = g & low_mask(level_);
     return i < split_ ? g & low_mask(level_ + 1) : i;
   }
-  // The address bits of bucket b.
-  uint32_t level_of(uint64_t b) const noexcept { return level_ + (b < split_ || (b >> level_) != 0); }
+  // The address bits of bucket b (without a branch: which side of the split pointer a
+  // bucket falls is a coin toss).
+  uint32_t level_of(uint64_t b) const noexcept {
+    return level_ + static_cast<uint32_t>((b < split_) | ((b >> level_) != 0));
+  }
 
   template <class S>
   struct Probe {
@@ -318,6 +321,16 @@ class ExpandableFilter {
   static uint32_t encode(const Decoded& d, uint32_t l) noexcept;
   // The bucket of the decoded entry's side, or -1 when it does not know enough bits.
   uint64_t bucket_of(const Decoded& d) const noexcept;
+  // Entry v of `bucket` moved to its other bucket `to` (-1 when it does not know enough
+  // bits to name it: a void entry of a level-q bucket whose other bucket has split), as
+  // slot value `v`, knowing `known` hash bits there (`was` in `bucket`). The same as
+  // decode, bucket_of and encode, on the slot's fields.
+  struct Moved {
+    uint64_t to;
+    uint32_t v, known, was;
+  };
+  template <class S>
+  Moved move_of(uint64_t bucket, uint32_t v) const noexcept;
   void count_entry(uint32_t known, int64_t n) noexcept;
 
   template <class S>

@@ -429,7 +429,7 @@ void register_kind_classes(py::module_& m) {
       "bound at any rate, fractional bits a key included. Built from an iterable or array of keys; no adds.\n\nGuarantees: no false negatives; "
       "rate about fpp.");
   register_kind<Kind::expandable>(m, "ExpandableFilter",
-      "A filter that grows without a capacity by doubling one bucketed cuckoo table in place "
+      "A filter that grows without a capacity one bucket at a time (linear hashing) in one bucketed cuckoo table "
       "(InfiniFilter's idea): a lookup reads two buckets however far it has grown, and it removes keys; "
       "the rate stays below fpp at any size.\n\nGuarantees: no false negatives while only added "
       "keys are removed; len() is adds - removes.");
