@@ -8,11 +8,7 @@ AMQ=${AMQ_CLI:?AMQ_CLI not set}
 SRC=${AMQ_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fail=0
-passed=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" != "$3" ]; then echo "FAIL: $1: expected [$2], got [$3]"; fail=$((fail + 1)); else echo "ok: $1"; passed=$((passed + 1)); fi
-}
+. "$(dirname "$0")/support/check.sh"
 hash_of() { "$AMQ" info "$1" | sed -n 's/^hash  *//p'; }
 
 # --- A file of amq before mix64: keys i * 1000003 (i < 300), --key-type u64 --seed 7 ---
@@ -58,5 +54,4 @@ check "an 8-byte str key sets the bits of its u64" "$(payload "$T/one.amq")" "$(
 "$AMQ" build -t blocked-bloom --parquet -o "$T/pq.amq" "$T/keys"
 check "--parquet: xxh64" "xxh64 seed 0 (parquet)" "$(hash_of "$T/pq.amq")"
 
-echo "$passed passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
