@@ -61,6 +61,21 @@ void refuse_file_with_redis(const std::string& first) {
                                                 "give them on standard input)");
 }
 
+// The filter the positionals of query and add go to with --redis: every positional is a
+// key (the file's slot, when given, is the first key), after refuse_file_with_redis.
+std::unique_ptr<AnySet> open_redis_for_keys(const std::string& file, const RedisTarget& target,
+                                            std::vector<std::string>& keys) {
+  refuse_file_with_redis(file);
+  if (!file.empty()) keys.insert(keys.begin(), file);
+  return open_redis_target(target);
+}
+
+// --redis URL and --name NAME of build, query, add and info; `what` says what --redis does.
+void add_redis_options(CLI::App& cmd, RedisTarget& target, const std::string& what) {
+  cmd.add_option("--redis", target.url, what + ": redis://[user:password@]host:port[/db]");
+  cmd.add_option("--name", target.name, "with --redis: the filter's name");
+}
+
 // --wait SECONDS of add, remove and build: how long to wait for another writer's lock.
 CLI::Option* add_wait_option(CLI::App& cmd, double& seconds) {
   return cmd.add_option("--wait", seconds,
@@ -122,8 +137,7 @@ void add_build_options(CLI::App& cmd, BuildOpts& o) {
   o.kind_flags.add(cmd);
   o.wait_opt = add_wait_option(cmd, o.wait);
   cmd.add_option("files", o.files, "key files (default: stdin)");
-  cmd.add_option("--redis", o.redis.url, "add to a shared scalable-bloom in Redis: redis://[user:password@]host:port[/db]");
-  cmd.add_option("--name", o.redis.name, "with --redis: the filter's name");
+  add_redis_options(cmd, o.redis, "add to a shared scalable-bloom in Redis");
 }
 
 // amq build --redis: adds the keys to a shared scalable-bloom; returns the exit status.
@@ -233,16 +247,13 @@ void add_query(CLI::App& app, int& status) {
   cmd->add_flag("-c,--count", o->count, "print only the number of keys selected");
   add_key_type_option(*cmd, o->key_type);
   cmd->add_option("--format", o->format, kLoadFormats)->default_val("auto");
-  cmd->add_option("--redis", o->redis.url, "query a filter in Redis: redis://[user:password@]host:port[/db]");
-  cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
+  add_redis_options(*cmd, o->redis, "query a filter in Redis");
   o->bip158.add(*cmd);
   cmd->callback([o, &status] {
     std::vector<std::string> args = o->keys;
     std::unique_ptr<AnySet> set;
     if (o->redis.given()) {
-      refuse_file_with_redis(o->file);
-      if (!o->file.empty()) args.insert(args.begin(), o->file);
-      set = open_redis_target(o->redis);
+      set = open_redis_for_keys(o->file, o->redis, args);
     } else {
       if (o->file.empty()) throw CLI::RequiredError("file");
       LoadOptions lo{.format = o->format, .extra = {}};
@@ -272,17 +283,14 @@ void add_add(CLI::App& app, int& status) {
   cmd->add_option("--format", o->format, "file format: auto (an amq file or a Guava stream, recognised), amq, guava")
       ->default_val("auto");
   auto* wait = add_wait_option(*cmd, o->wait);
-  cmd->add_option("--redis", o->redis.url, "add to a filter in Redis: redis://[user:password@]host:port[/db]");
-  cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
+  add_redis_options(*cmd, o->redis, "add to a filter in Redis");
   cmd->callback([o, wait, &status] {
     std::vector<std::string> args = o->keys;
     std::optional<FileLock> lock;
     std::unique_ptr<AnySet> set;
     if (o->redis.given()) {
-      // Every positional is a key (the filter takes concurrent adds: no lock, no file).
-      refuse_file_with_redis(o->file);
-      if (!o->file.empty()) args.insert(args.begin(), o->file);
-      set = open_redis_target(o->redis);
+      // The filter takes concurrent adds: no lock, no file.
+      set = open_redis_for_keys(o->file, o->redis, args);
     } else {
       if (o->file.empty()) throw CLI::RequiredError("file");
       // Writers take turns: the lock is held from the read to the replacement.
@@ -433,8 +441,7 @@ void add_info(CLI::App& app, int& status) {
   cmd->add_option("file", o->file, "set file (none with --redis)");
   cmd->add_flag("--json", o->json, "one JSON object");
   cmd->add_option("--format", o->format, kLoadFormats)->default_val("auto");
-  cmd->add_option("--redis", o->redis.url, "describe a filter in Redis: redis://[user:password@]host:port[/db]");
-  cmd->add_option("--name", o->redis.name, "with --redis: the filter's name");
+  add_redis_options(*cmd, o->redis, "describe a filter in Redis");
   o->bip158.add(*cmd);
   cmd->callback([o, &status] {
     std::unique_ptr<AnySet> set;
