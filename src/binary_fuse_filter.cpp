@@ -369,24 +369,8 @@ template <unsigned A, int Lane>
 void BinaryFuseFilter::Builder::assign_fingerprints(std::byte* const out, const std::vector<uint64_t>& peeled) {
   const uint64_t count_len = f.count_len_, seg_len = f.seg_len_, mask = f.fp_mask_;
   const unsigned w = f.width_;
-  auto get = [&](uint64_t i) -> uint64_t {
-    if constexpr (Lane == 1) {
-      return std::to_integer<uint8_t>(out[i]);
-    } else if constexpr (Lane == 2) {
-      uint16_t v;
-      std::memcpy(&v, out + 2 * i, 2);
-      return v;
-    } else if constexpr (Lane == 4) {
-      uint32_t v;
-      std::memcpy(&v, out + 4 * i, 4);
-      return v;
-    } else {
-      const uint64_t bit = i * w;
-      uint64_t v;
-      std::memcpy(&v, out + (bit >> 3), 8);
-      return (v >> (bit & 7)) & mask;
-    }
-  };
+  auto get = [&](uint64_t i) { return slot_at<Lane>(out, i, w, mask); };
+
   // The slot a key was peeled from is still zero (each slot is given to one key), so
   // all of the key's slots are XORed.
   const uint8_t* const at = peeled_at.data();

@@ -126,12 +126,7 @@ class BinaryFuseFilter {
   // mixes the hash with the construction seed anyway (mix(), a bijection), so an
   // 8-byte key needs no hash of its own; it saves a lookup a third of its instructions.
   static uint64_t key_hash(Bytes b, uint64_t hash_seed, bool int_keys) noexcept {
-    if (int_keys && b.size() == 8) {
-      uint64_t v;
-      std::memcpy(&v, b.data(), 8);
-      if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
-      return v;
-    }
+    if (int_keys && b.size() == 8) return detail::load_le64(b.data());
     return Xxh3Hasher{hash_seed}(b);
   }
   bool contains_hash(uint64_t h) const noexcept {
@@ -233,21 +228,27 @@ class BinaryFuseFilter {
   uint64_t fingerprint(uint64_t x) const noexcept { return (x ^ (x >> 32)) & fp_mask_; }
   template <int Lane>
   uint64_t slot(uint64_t i) const noexcept {
+    return slot_at<Lane>(fp_, i, width_, fp_mask_);
+  }
+  // Slot i of an array of `width`-bit slots, `mask` = 2^width - 1 (Lane 1, 2 or 4: a
+  // plain array of that many bytes a slot; 0: bit-packed, one unaligned 8-byte read).
+  template <int Lane>
+  static uint64_t slot_at(const std::byte* fp, uint64_t i, unsigned width, uint64_t mask) noexcept {
     if constexpr (Lane == 1) {
-      return static_cast<uint64_t>(std::to_integer<uint8_t>(fp_[i]));
+      return static_cast<uint64_t>(std::to_integer<uint8_t>(fp[i]));
     } else if constexpr (Lane == 2) {
       uint16_t v;
-      std::memcpy(&v, fp_ + 2 * i, 2);
+      std::memcpy(&v, fp + 2 * i, 2);
       return v;
     } else if constexpr (Lane == 4) {
       uint32_t v;
-      std::memcpy(&v, fp_ + 4 * i, 4);
+      std::memcpy(&v, fp + 4 * i, 4);
       return v;
     } else {
-      const uint64_t bit = i * width_;
+      const uint64_t bit = i * width;
       uint64_t v;
-      std::memcpy(&v, fp_ + (bit >> 3), 8);
-      return (v >> (bit & 7)) & fp_mask_;
+      std::memcpy(&v, fp + (bit >> 3), 8);
+      return (v >> (bit & 7)) & mask;
     }
   }
   // A lookup's code for one width and arity (the only branch: a switch on shape_).
