@@ -5,10 +5,11 @@
 // The filter is a list of layers (plain Bloom filters). Keys go into the newest layer;
 // when it holds its capacity, the next new key opens a new layer, `growth` (s) times
 // larger, with its error tightened by `tightening` (r). A layer is opened only by a key
-// that needs it, so a filter holding exactly the keys its layers take has no empty layer
-// (files and Redis filters made before, which may end with one, use it for the next keys). Layer i has error p_i = P (1 - r) r^i, so the
-// compound false-positive rate 1 - prod(1 - p_i) < P at ANY fill — unlike a chain of
-// equal filters (seed 004's Redis version), whose rate rises with every bitmap. Layers
+// that needs it, so a filter holding exactly the keys its layers take has no empty
+// layer (a file or Redis filter whose newest layer is empty loads as any other and
+// fills that layer first). Layer i has error p_i = P (1 - r) r^i, so the compound
+// false-positive rate 1 - prod(1 - p_i) < P at ANY fill — unlike a chain of equal
+// filters (seed 004's Redis version), whose rate rises with every bitmap. Layers
 // are sized for their real rate, double hashing's correlated probes included
 // (detail/bloom_layers.hpp): a small start gets a first layer of a few hundred keys
 // (153 at P = 1%) rather than one whose rate would be twice its share. Files made
