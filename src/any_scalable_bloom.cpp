@@ -50,8 +50,10 @@ ScalableParams params_of(const BuildOptions& o, uint64_t keys) {
 }
 
 // The bytes of the layers `keys` keys fill: layer 0, and each next one while they do not
-// fit. (Keys that fill a layer to the last slot open the next, empty one at once; at
-// rates where no key among them is a false positive, that layer's bytes come on top.)
+// fit (a layer is opened only by a key that needs it). Exact when every key is added;
+// keys that are duplicates or false positives are not, and may leave the last layer
+// counted here unopened, so this is an upper bound (if `keys` exceed every layer's
+// capacity, the build throws Errc::full before it takes more).
 uint64_t layer_bytes(const ScalableParams& p, uint64_t keys) {
   check_scalable_params(p, Errc::invalid_argument);
   const uint32_t limit = scalable_layer_limit(p);

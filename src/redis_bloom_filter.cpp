@@ -334,7 +334,7 @@ size_t RedisBloomFilter::insert_bytes(std::span<const Bytes> keys) {
       const uint32_t upto = std::min<uint32_t>(limit, known_layers_ + 4);
       const auto geo = geometry_args(upto);
       const std::string G = std::to_string(upto);
-      std::vector<std::string_view> args{"add", p[0], p[1], p[2], p[3], p[4], G, limit_s, status == 2 ? "1" : "0"};
+      std::vector<std::string_view> args{"add", p[0], p[1], p[2], p[3], p[4], G, limit_s};
       for (const auto& s : geo) args.push_back(s);
       args.push_back(std::string_view(packed).substr(done * 8));
       RedisReply r = run(*client_, name_, meta_, prefix_, args, known_layers_);
@@ -347,7 +347,7 @@ size_t RedisBloomFilter::insert_bytes(std::span<const Bytes> keys) {
         throw Error(Errc::remote, throw_context() + ": inconsistent reply to add");
       done += static_cast<size_t>(processed);
       added += static_cast<size_t>(new_items);
-      if ((status == 0 && done != n) || status < 0 || status > 2)
+      if ((status == 0 && done != n) || status < 0 || status > 1)
         throw Error(Errc::remote, throw_context() + ": add stopped early");
       stalls = processed == 0 && static_cast<uint32_t>(layers) == known_layers_ ? stalls + 1 : 0;
       if (stalls > 2) throw Error(Errc::remote, throw_context() + ": add makes no progress");

@@ -9,6 +9,8 @@
 #include "amq/any_set.hpp"
 #include "amq/bloom_filter.hpp"
 #include "amq/error.hpp"
+#include "amq/registry.hpp"
+#include "amq/scalable_bloom_filter.hpp"
 #include "amq/scalable_cuckoo_filter.hpp"
 #include "test_util.hpp"
 
@@ -61,6 +63,92 @@ TEST(AnySetSize, BuildBytesIsTheBuiltSize) {
   for (Kind kind : {Kind::gcs, Kind::succinct}) {
     const uint64_t predicted = amq::build_bytes(kind, BuildOptions{}, views);
     EXPECT_GE(predicted, amq::build_set(kind, BuildOptions{}, views)->info().bytes) << amq::kind_name(kind);
+  }
+}
+
+// build_bytes of a scalable Bloom filter is the bytes of the layers its build opens:
+// exact when every key is added, never below, and at most one layer above (a key that
+// is already a false positive is not added, and may leave the last layer counted
+// unopened). Key counts around the layers' capacities, at rates where no key of a full
+// layer (1e-4) or some (1e-2) are false positives; the default capacity (= the keys) too.
+TEST(AnySetSize, ScalableBloomBuildBytesIsTheLayersBuilt) {
+  const auto keys = amq::test::random_keys(40000, 11);
+  const auto all = views_of(keys);
+  for (double fpp : {1e-2, 1e-3, 1e-4}) {
+    const amq::ScalableBloomParams p{.initial_capacity = 5000, .fpp = fpp};
+    const uint64_t c0 = amq::detail::layer_geometry(p, 0).capacity, c1 = amq::detail::layer_geometry(p, 1).capacity;
+    ASSERT_EQ(c0, 5000u);
+    const std::pair<std::optional<uint64_t>, uint64_t> cases[] = {
+        {std::nullopt, 1},  {std::nullopt, 1000}, {std::nullopt, 20000}, {5000, c0 - 1},     {5000, c0},
+        {5000, c0 + 1},     {5000, c0 + c1 - 1},  {5000, c0 + c1},       {5000, c0 + c1 + 1}};
+    for (const auto& [capacity, n] : cases) {
+      SCOPED_TRACE("fpp " + std::to_string(fpp) + ", capacity " + std::to_string(capacity.value_or(n)) + ", keys " +
+                   std::to_string(n));
+      BuildOptions o;
+      o.fpp = fpp;
+      o.capacity = capacity;
+      const auto views = std::span(all).first(n);
+      const uint64_t predicted = amq::build_bytes(Kind::scalable_bloom, o, views);
+      const auto built = amq::ScalableBloomFilter::load(amq::build_set(Kind::scalable_bloom, o, views)->serialize());
+      const size_t layers = built.layer_count();
+      EXPECT_GE(predicted, built.size_in_bytes()) << layers << " layers";
+      if (fpp == 1e-4 && n <= c0 + 1) {
+        EXPECT_EQ(built.size(), n);  // no false positive among these keys: all added
+      }
+      if (built.size() == n) {
+        EXPECT_EQ(predicted, built.size_in_bytes()) << layers << " layers";
+      } else {
+        EXPECT_LE(predicted, built.size_in_bytes() + amq::detail::layer_geometry(built.params(), layers).bits / 8);
+      }
+    }
+  }
+}
+
+// A build that max_bytes lets through takes no more: 20000 keys at 1e-4 took three
+// times what build_bytes said (layer 0 filled exactly and opened layer 1, empty).
+TEST(AnySetSize, MaxBytesBoundsTheScalableBloomBuilt) {
+  const auto keys = amq::test::random_keys(20000, 12);
+  const auto views = views_of(keys);
+  for (double fpp : {1e-2, 1e-3, 1e-4}) {
+    SCOPED_TRACE(fpp);
+    BuildOptions o;
+    o.fpp = fpp;
+    const uint64_t need = amq::build_bytes(Kind::scalable_bloom, o, views);
+    o.max_bytes = need;
+    const auto built = amq::ScalableBloomFilter::load(amq::build_set(Kind::scalable_bloom, o, views)->serialize());
+    EXPECT_LE(built.size_in_bytes(), need);
+    EXPECT_EQ(built.layer_count(), 1u);
+    o.max_bytes = need - 1;
+    expect_error(Errc::too_large, "needs " + std::to_string(need) + " bytes of memory",
+                 [&] { amq::build_set(Kind::scalable_bloom, o, views); });
+  }
+}
+
+// Every kind's build_bytes against the file it builds, at several rates and sizes: at
+// least the file less its header and params (under 128 bytes). A filter's is its
+// structure, so no more than the file; the others' (built through sorted copies or
+// construction tables), the building's peak, is more.
+TEST(AnySetSize, BuildBytesCoversTheFileOfEveryKind) {
+  const auto keys = amq::test::random_keys(20000, 13);
+  const auto all = views_of(keys);
+  for (const amq::KindRow* row : amq::kind_rows()) {
+    const bool structure = row->kind == Kind::bloom || row->kind == Kind::blocked_bloom ||
+                           row->kind == Kind::scalable_bloom || row->kind == Kind::cuckoo ||
+                           row->kind == Kind::scalable_cuckoo;
+    for (double fpp : {1e-2, 1e-3, 1e-4}) {
+      for (size_t n : {size_t{1}, size_t{1000}, size_t{20000}}) {
+        SCOPED_TRACE(std::string(row->name) + ", fpp " + std::to_string(fpp) + ", keys " + std::to_string(n));
+        BuildOptions o;
+        if (!row->caps.exact) o.fpp = fpp;
+        const auto views = std::span(all).first(n);
+        const uint64_t predicted = amq::build_bytes(row->kind, o, views);
+        const uint64_t file = amq::build_set(row->kind, o, views)->info().bytes;
+        EXPECT_GE(predicted + 128, file) << "predicted " << predicted << ", file " << file;
+        if (structure) {
+          EXPECT_LE(predicted, file);
+        }
+      }
+    }
   }
 }
 

@@ -122,7 +122,7 @@ TEST(RedisBloom, RejectsBadNamesAndParams) {
 }
 
 // Adds with duplicates, in batches of many sizes, through two clients whose layer
-// counts go stale, and with the geometry protocol (status 1 and 2) exercised: the
+// counts go stale, and with the geometry protocol (status 1) exercised: the
 // Redis filter must equal the in-memory ScalableBloomFilter given the same keys one at
 // a time — pull() gives byte for byte its serialize(), and every answer agrees.
 TEST(RedisBloom, EqualsInMemoryScalableBloomFilter) {
@@ -429,6 +429,84 @@ TEST(RedisBloom, PushPullScalableIsByteIdentical) {
   expect_error(Errc::wrong_kind, "only bloom and scalable-bloom", [&] {
     RedisBloomFilter::push(server.url(), "x", amq::write_container(amq::Kind::cuckoo, {}, {}));
   });
+}
+
+// As ScalableBloomFilter, the script opens a layer only for a new key that needs it:
+// keys that fill layer 0 exactly (at 1e-4 none of them is a false positive) leave one
+// layer, in batches that end at the capacity or cross it; a present key then opens
+// nothing and the next new key opens layer 1.
+TEST(RedisBloom, OpensALayerOnlyForAKeyThatNeedsIt) {
+  AMQ_REQUIRE_REDIS();
+  amq::test::RedisServer server;
+  const Params p{.initial_capacity = 5000, .fpp = 1e-4};
+  const uint64_t cap0 = amq::detail::layer_geometry(p, 0).capacity;
+  const auto keys = amq::test::random_keys(cap0 + 100, 31);
+  amq::ScalableBloomFilter ref(p, 4);
+  size_t full = 0;  // keys that fill layer 0
+  while (ref.layer_items(0) < cap0) ref.insert(keys[full++]);
+  ASSERT_EQ(ref.layer_count(), 1u);
+  const std::span<const std::string> all(keys);
+  // Client batches of 700 in calls of 1000 (the last ends exactly at the capacity), or one batch.
+  for (const size_t batch : {size_t{700}, size_t{8192}}) {
+    const std::string name = "lazy-" + std::to_string(batch);
+    amq::RedisOptions o;
+    o.batch = batch;
+    auto f = RedisBloomFilter::create(server.url(), name, p, 4, o);
+    if (batch == 700) {
+      for (size_t at = 0; at < full; at += 1000) f.insert_many(all.subspan(at, std::min<size_t>(1000, full - at)));
+    } else {
+      f.insert_many(all.first(full));
+    }
+    EXPECT_EQ(f.info().layers.size(), 1u);
+    EXPECT_TRUE(RedisBloomFilter::pull(server.url(), name) == ref.serialize());
+    EXPECT_EQ(f.insert_many(all.first(1)), 0u);  // present: nothing opened
+    EXPECT_EQ(f.info().layers.size(), 1u);
+  }
+  // One more new key (after some present ones) opens layer 1 and goes there.
+  size_t next = full;
+  while (ref.contains(keys[next])) ++next;
+  ASSERT_TRUE(ref.insert(keys[next]));
+  ASSERT_EQ(ref.layer_count(), 2u);
+  for (const std::string name : {"lazy-700", "lazy-8192"}) {
+    auto f = RedisBloomFilter::open(server.url(), name);
+    EXPECT_EQ(f.insert_many(all.subspan(full - 3, next + 1 - (full - 3))), 1u);
+    EXPECT_TRUE(RedisBloomFilter::pull(server.url(), name) == ref.serialize()) << name;
+  }
+  // And a batch that fills layer 0 and goes on: the same filter as one key at a time.
+  auto g = RedisBloomFilter::create(server.url(), "lazy-cross", p, 4);
+  g.insert_many(all.first(next + 1));
+  EXPECT_TRUE(RedisBloomFilter::pull(server.url(), "lazy-cross") == ref.serialize());
+}
+
+// A filter whose newest layer is empty, as the script left one when it opened a layer as
+// soon as the one before it filled (here pushed from a file written then): it answers
+// as it did and its empty layer takes the next keys, as in ScalableBloomFilter.
+TEST(RedisBloom, AnEmptyNewestLayerTakesTheNextKeys) {
+  AMQ_REQUIRE_REDIS();
+  amq::test::RedisServer server;
+  const auto file = amq::read_file(std::string(AMQ_SOURCE_DIR) + "/tests/data/scalable_bloom_full_layer0_n100.amq");
+  auto local = amq::ScalableBloomFilter::load(file);
+  ASSERT_EQ(local.layer_count(), 2u);
+  ASSERT_EQ(local.layer_items(1), 0u);
+  RedisBloomFilter::push(server.url(), "old", file);
+  EXPECT_TRUE(RedisBloomFilter::pull(server.url(), "old") == file);
+  auto f = RedisBloomFilter::open(server.url(), "old");
+  std::vector<std::string> q, m;
+  for (int i = 1; i <= 20000; ++i) q.push_back(fmt::format("q{}", i));
+  for (int i = 1; i <= 300; ++i) m.push_back(fmt::format("m{}", i));
+  std::vector<char> hit;
+  EXPECT_EQ(lookup(f, q, hit), 80u);  // as the file answered when written
+  size_t ref_added = 0;
+  for (const auto& k : m) ref_added += local.insert(k);
+  EXPECT_EQ(f.insert_many(m), ref_added);
+  const auto layers = RedisBloomFilter::pull_layers(server.url(), "old");
+  ASSERT_EQ(layers.words.size(), 3u);
+  EXPECT_EQ(layers.items, (std::vector<uint64_t>{153, 243, 55}));
+  for (uint32_t l = 0; l < 3; ++l) {
+    const auto w = local.layer_words(l);
+    EXPECT_TRUE(std::equal(w.begin(), w.end(), layers.words[l].begin(), layers.words[l].end())) << "layer " << l;
+  }
+  EXPECT_EQ(lookup(f, q, hit), 132u);
 }
 
 // Filters made before the layout parameter (no `layout` field in the meta hash, no

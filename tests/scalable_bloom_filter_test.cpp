@@ -131,7 +131,6 @@ TEST(ScalableBloomFilter, BitPositionsAreTheSharedScheme) {
       for (uint64_t j = 0; j < g.hashes; ++j) x.push_back(((h & 0xffffffffULL) + j * ((h >> 32) | 1)) % g.bits);
       return x;
     };
-    if (expect.size() <= layer) expect.emplace_back(detail::layer_geometry(p, static_cast<uint32_t>(layer)).bits / 64, 0);
     bool present = false;
     for (size_t i = 0; i < expect.size(); ++i) {
       bool all = true;
@@ -140,14 +139,15 @@ TEST(ScalableBloomFilter, BitPositionsAreTheSharedScheme) {
     }
     ASSERT_EQ(f.insert(k), !present);
     if (present) continue;
-    for (uint64_t x : probes(layer)) expect[layer][x / 64] |= uint64_t{1} << (x % 64);
-    if (++in_layer == detail::layer_geometry(p, static_cast<uint32_t>(layer)).capacity) {
-      ++layer;
+    if (in_layer == detail::layer_geometry(p, static_cast<uint32_t>(layer)).capacity) {
+      ++layer;  // a new key that finds the newest layer full opens the next
       in_layer = 0;
     }
+    if (expect.size() <= layer) expect.emplace_back(detail::layer_geometry(p, static_cast<uint32_t>(layer)).bits / 64, 0);
+    for (uint64_t x : probes(layer)) expect[layer][x / 64] |= uint64_t{1} << (x % 64);
+    ++in_layer;
   }
-  if (expect.size() <= layer) expect.emplace_back(detail::layer_geometry(p, static_cast<uint32_t>(layer)).bits / 64, 0);
-  ASSERT_EQ(f.layer_count(), layer + 1);  // the new layer opens as soon as one is full
+  ASSERT_EQ(f.layer_count(), layer + 1);
   for (size_t i = 0; i < expect.size(); ++i) {
     const auto w = f.layer_words(i);
     EXPECT_TRUE(std::equal(w.begin(), w.end(), expect[i].begin(), expect[i].end())) << "layer " << i;
@@ -542,6 +542,76 @@ TEST(ScalableBloomFilter, LegacyFileAnswersAsBeforeAndTellsItsRealRate) {
   EXPECT_EQ(g.layer_geometry(g.layer_count() - 1).capacity, 10u << (g.layer_count() - 1));
 }
 
+// A layer is opened by the first new key that needs it: keys that fill the layers
+// exactly leave no empty layer (at 1e-4 no key of a full layer is a false positive, so
+// the next layer, three times the first's bytes, had opened with nothing in it).
+TEST(ScalableBloomFilter, OpensALayerOnlyForAKeyThatNeedsIt) {
+  for (const ScalableParams p : {ScalableParams{5000, 1e-4, 2, 0.5}, ScalableParams{300, 0.01, 2, 0.5},
+                                 ScalableParams{10, 0.01, 2, 0.5, kLegacyLayout}}) {
+    SCOPED_TRACE(p.fpp);
+    ScalableBloomFilter f(p, 3);
+    const auto keys = test::random_keys(20 * p.initial_capacity, 21);
+    size_t next = 0;
+    for (uint32_t layer = 0; layer < 3; ++layer) {
+      const uint64_t room = detail::layer_geometry(p, layer).capacity;
+      while (f.layer_items(layer) < room) f.insert(keys.at(next++));
+      EXPECT_EQ(f.layer_count(), layer + 1);
+      uint64_t bytes = 0;
+      for (uint32_t i = 0; i <= layer; ++i) bytes += detail::layer_geometry(p, i).bits / 8;
+      EXPECT_EQ(f.size_in_bytes(), bytes);
+      const auto full = f.serialize();
+      EXPECT_EQ(ScalableBloomFilter::load(full).layer_count(), layer + 1);
+      EXPECT_FALSE(f.insert(keys[0]));  // a present key opens nothing
+      EXPECT_EQ(f.layer_count(), layer + 1);
+      while (f.contains(keys.at(next))) ++next;
+      EXPECT_TRUE(f.insert(keys.at(next++)));  // a new one opens the next layer and goes there
+      EXPECT_EQ(f.layer_count(), layer + 2);
+      EXPECT_EQ(f.layer_items(layer + 1), 1u);
+    }
+    for (size_t i = 0; i < next; ++i) ASSERT_TRUE(f.contains(keys[i]));
+  }
+}
+
+// A file written when a layer opened as soon as the one before it filled (n0 = 100 at
+// 1%, seed 7, keys k1..k153: layer 0 of 153 keys full, layer 1 empty). It loads and
+// answers as it did (80 of q1..q20000 were false positives), is written back unchanged,
+// and its empty layer takes the next keys: m1..m300 fill layer 1 (243) and open layer 2
+// (55), as they did then (132 false positives after).
+TEST(ScalableBloomFilter, FileEndingWithAnEmptyLayerAnswersAsBeforeAndFillsIt) {
+  const auto file = read_file(std::string(AMQ_SOURCE_DIR) + "/tests/data/scalable_bloom_full_layer0_n100.amq");
+  auto f = ScalableBloomFilter::load(file);
+  EXPECT_EQ(f.params(), (ScalableParams{100, 0.01, 2, 0.5}));
+  EXPECT_EQ(f.seed(), 7u);
+  ASSERT_EQ(f.layer_count(), 2u);
+  EXPECT_EQ(f.layer_items(0), 153u);
+  EXPECT_EQ(f.layer_items(1), 0u);
+  EXPECT_EQ(f.layer_bit_count(1), 0u);
+  auto count = [&](char c, int n) {
+    int hits = 0;
+    for (int i = 1; i <= n; ++i) {
+      std::string k(1, c);
+      k += std::to_string(i);
+      hits += f.contains(k);
+    }
+    return hits;
+  };
+  EXPECT_EQ(count('k', 153), 153);
+  EXPECT_EQ(count('q', 20000), 80);
+  EXPECT_EQ(load_set(file)->serialize(), file);
+  int added = 0;
+  for (int i = 1; i <= 300; ++i) {
+    std::string k = std::to_string(i);
+    k.insert(k.begin(), 'm');
+    added += f.insert(k);
+  }
+  EXPECT_EQ(added, 298);
+  ASSERT_EQ(f.layer_count(), 3u);
+  EXPECT_EQ(f.layer_items(1), 243u);
+  EXPECT_EQ(f.layer_items(2), 55u);
+  EXPECT_EQ(count('q', 20000), 132);
+  EXPECT_EQ(count('m', 300), 300);
+}
+
 TEST(ScalableBloomFilter, LayoutParameterIsStoredAndChecked) {
   const ScalableParams p{100, 0.01, 2, 0.5};
   ASSERT_EQ(p.layout, detail::kRateSafeLayout);
@@ -575,7 +645,7 @@ TEST(ScalableBloomFilter, ExactLayerRateCountsProbePairs) {
   const ScalableParams p{10, 0.01, 2, 0.5, kLegacyLayout};
   ScalableBloomFilter f(p, 5);
   for (int i = 0; i < 10; ++i) f.insert(uint64_t(i));
-  ASSERT_EQ(f.layer_count(), 2u);
+  ASSERT_EQ(f.layer_items(0), 10u);  // full
   const auto w = f.layer_words(0);
   const auto& geo = f.layer_geometry(0);
   uint64_t yes = 0, all = 0;

@@ -15,7 +15,7 @@
 //  * No false negatives, across any number of concurrent clients: each batch of
 //    adds is one Lua script (one round trip, atomic on the server) that tests the
 //    layers, sets bits in the newest layer, counts new items and opens the next layer
-//    when the newest is full — so clients never race to create two layers or lose
+//    when a new key finds the newest full — so clients never race to create two layers or lose
 //    bits. The false-positive rate stays below fpp at any fill, as for
 //    ScalableBloomFilter.
 //  * Creation is idempotent (reserve if absent); a caller whose parameters differ

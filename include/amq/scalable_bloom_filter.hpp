@@ -3,10 +3,13 @@
 // Baquero, Preguiça and Hutchison (2007).
 //
 // The filter is a list of layers (plain Bloom filters). Keys go into the newest layer;
-// when it holds its capacity a new layer is opened, `growth` (s) times larger, with its
-// error tightened by `tightening` (r). Layer i has error p_i = P (1 - r) r^i, so the
-// compound false-positive rate 1 - prod(1 - p_i) < P at ANY fill — unlike a chain of
-// equal filters (seed 004's Redis version), whose rate rises with every bitmap. Layers
+// when it holds its capacity, the next new key opens a new layer, `growth` (s) times
+// larger, with its error tightened by `tightening` (r). A layer is opened only by a key
+// that needs it, so a filter holding exactly the keys its layers take has no empty
+// layer (a file or Redis filter whose newest layer is empty loads as any other and
+// fills that layer first). Layer i has error p_i = P (1 - r) r^i, so the compound
+// false-positive rate 1 - prod(1 - p_i) < P at ANY fill — unlike a chain of equal
+// filters (seed 004's Redis version), whose rate rises with every bitmap. Layers
 // are sized for their real rate, double hashing's correlated probes included
 // (detail/bloom_layers.hpp): a small start gets a first layer of a few hundred keys
 // (153 at P = 1%) rather than one whose rate would be twice its share. Files made
@@ -122,15 +125,15 @@ class BasicScalableBloomFilter {
   }
 
   // Adds the key. Returns false, changing nothing, if it may already be present (in
-  // any layer); else sets its bits in the newest layer and counts it, opening a new
-  // layer when that one reaches its capacity. Throws Errc::full (filter unchanged)
+  // any layer); else sets its bits in the newest layer and counts it, first opening a
+  // new layer if that one holds its capacity. Throws Errc::full (filter unchanged)
   // when a new key needs a layer beyond the limit.
   bool insert(KeyView key) { return insert_hash(hasher_(key.bytes())); }
   bool insert_hash(uint64_t h) {
     const detail::ProbePair pp = detail::probe_pair(h);
     for (const auto& l : layers_)
       if (layer_contains(l, pp)) return false;
-    if (layers_.back().items >= layers_.back().geo.capacity) open_layer();  // only after the limit or from_layers
+    if (layers_.back().items >= layers_.back().geo.capacity) open_layer();
     detail::ScalableLayer& l = layers_.back();
     for (uint32_t j = 0; j < l.geo.hashes; ++j) {
       const uint64_t bit = l.mod.mod(pp.a + j * pp.b);
@@ -138,7 +141,6 @@ class BasicScalableBloomFilter {
     }
     ++l.items;
     ++count_;
-    if (l.items >= l.geo.capacity && layers_.size() < limit_) open_layer();
     return true;
   }
 
