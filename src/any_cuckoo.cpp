@@ -151,9 +151,18 @@ ScalableCuckooParams scalable_cuckoo_params(const BuildOptions& o, uint64_t dist
   return p;
 }
 
+// The peak of a build that first drops repeated keys (first_occurrences): its pairs of
+// hash and index while they are sorted, or the filter, whichever is larger, and beside
+// either the bit a key that says which keys are first.
+uint64_t with_dedupe_bytes(uint64_t filter_bytes, uint64_t keys) {
+  const uint64_t pairs = sizeof(std::pair<uint64_t, size_t>) * keys, first_bits = 8 * ((keys + 63) / 64);
+  return std::max(filter_bytes, pairs) + first_bits;
+}
+
 uint64_t bytes_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
   const CuckooParams g = cuckoo_geometry(o, o.capacity.value_or(keys.size()));
-  return detail::CuckooTable::table_bytes(g.num_buckets, g.fingerprint_bits, g.bucket_size);
+  return with_dedupe_bytes(detail::CuckooTable::table_bytes(g.num_buckets, g.fingerprint_bits, g.bucket_size),
+                           keys.size());
 }
 
 // The bytes of the levels `keys` keys fill: level 0, and each next one while they do not fit.
@@ -172,7 +181,7 @@ uint64_t level_bytes(ScalableCuckooParams p, uint64_t keys) {
 }
 
 uint64_t bytes_scalable_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
-  return level_bytes(scalable_cuckoo_params(o, keys.size()), keys.size());
+  return with_dedupe_bytes(level_bytes(scalable_cuckoo_params(o, keys.size()), keys.size()), keys.size());
 }
 
 std::unique_ptr<AnySet> build_cuckoo(const BuildOptions& o, std::span<const Bytes> keys) {
