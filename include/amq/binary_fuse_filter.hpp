@@ -23,6 +23,12 @@
 //    integer value, see key_hash), one 64-bit mix with the construction seed, and 3 or
 //    4 independent reads. Widths 8, 16 and 32 read a plain uint8_t/uint16_t/uint32_t array; other
 //    widths are bit-packed (one unaligned 8-byte read a slot).
+//  * Each shape (width 8, 16, 32 or packed; 3- or 4-wise) and hasher has its own lookup
+//    code, picked once when the filter is built or loaded: a lookup tests neither. The
+//    default shape's code for 8-byte keys (8-bit, 3-wise, hasher 5) is inline behind one
+//    test of a flag that does not change, so that a caller's loop of contains() compiles
+//    to that code alone; the others are one indirect call (contains, contains_hash).
+//    contains_many() runs the same code, chosen once a batch.
 //  * contains_many() hashes keys kLookahead ahead of the one it compares and prefetches
 //    their slots, for filters larger than a typical L2 (kPrefetchBytes).
 //  * Construction never fails on valid input and never hangs. Duplicate keys (or equal
@@ -119,8 +125,8 @@ class BinaryFuseFilter {
   // The array's slots for n keys at this arity (the paper's layout, see above).
   static uint64_t slots_for(uint64_t n, unsigned arity);
 
-  // One call to the lookup code of this filter's shape (width and arity) and hasher,
-  // picked when it was built or loaded: no test of either in the lookup.
+  // The lookup code of this filter's shape and hasher (see the header): the default
+  // shape's inline for 8-byte keys, else one call through a pointer set at build or load.
   bool contains(KeyView key) const noexcept {
     const Bytes b = key.bytes();
     if (b.size() == 8) {
@@ -326,7 +332,7 @@ class BinaryFuseFilter {
     return found;
   }
 
-  // The lookup code a filter takes: width (8, 16, 32 or packed) and arity; empty: none.
+  // The filter's shape: width (8, 16, 32 or packed) and arity; empty: none.
   enum class Shape : uint8_t { empty, u8x3, u8x4, u16x3, u16x4, u32x3, u32x4, packed3, packed4 };
   static Shape shape_for(uint64_t slots, unsigned width, unsigned arity) noexcept {
     if (slots == 0) return Shape::empty;
@@ -361,7 +367,7 @@ class BinaryFuseFilter {
   bool (*key8_)(const BinaryFuseFilter&, uint64_t) noexcept = key8_none;
   bool (*bytes_)(const BinaryFuseFilter&, Bytes) noexcept = bytes_none;
   bool (*hash_)(const BinaryFuseFilter&, uint64_t) noexcept = key8_none;
-  bool inline_kernel_ = false;
+  bool inline_kernel_ = false;  // key8_ is key8_kernel<1, 3, true>: contains() inlines it
 };
 
 }  // namespace amq
