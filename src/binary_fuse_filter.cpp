@@ -494,7 +494,7 @@ BinaryFuseFilter BinaryFuseFilter::from_storage(std::shared_ptr<const detail::Fi
 }
 
 void BinaryFuseFilter::set_kernels() noexcept {
-  inline_kernel_ = shape_ == Shape::u8x3 && int_keys_;
+  inline_kernel_ = (shape_ == Shape::u8x3 || shape_ == Shape::u8x4) && int_keys_;
   const auto take = [this]<int Lane, unsigned A>() {
     key8_ = int_keys_ ? key8_kernel<Lane, A, true> : key8_kernel<Lane, A, false>;
     bytes_ = int_keys_ ? bytes_kernel<Lane, A, true> : bytes_kernel<Lane, A, false>;

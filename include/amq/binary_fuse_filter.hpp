@@ -24,11 +24,12 @@
 //    4 independent reads. Widths 8, 16 and 32 read a plain uint8_t/uint16_t/uint32_t array; other
 //    widths are bit-packed (one unaligned 8-byte read a slot).
 //  * Each shape (width 8, 16, 32 or packed; 3- or 4-wise) and hasher has its own lookup
-//    code, picked once when the filter is built or loaded: a lookup tests neither. The
-//    default shape's code for 8-byte keys (8-bit, 3-wise, hasher 5) is inline behind one
-//    test of a flag that does not change, so that a caller's loop of contains() compiles
-//    to that code alone; the others are one indirect call (contains, contains_hash).
-//    contains_many() runs the same code, chosen once a batch.
+//    code, picked once when the filter is built or loaded: a lookup tests neither.
+//    The 8-bit shapes' code for 8-byte keys under hasher 5 (what build() makes by
+//    default) is inline behind one test of a flag that does not change, so that a
+//    caller's loop of contains() compiles to that code alone (with one test of the
+//    arity); every other shape and hasher is one indirect call (contains,
+//    contains_hash). contains_many() runs the same code, chosen once a batch.
 //  * contains_many() hashes keys kLookahead ahead of the one it compares and prefetches
 //    their slots, for filters larger than a typical L2 (kPrefetchBytes).
 //  * Construction never fails on valid input and never hangs. Duplicate keys (or equal
@@ -125,13 +126,14 @@ class BinaryFuseFilter {
   // The array's slots for n keys at this arity (the paper's layout, see above).
   static uint64_t slots_for(uint64_t n, unsigned arity);
 
-  // The lookup code of this filter's shape and hasher (see the header): the default
-  // shape's inline for 8-byte keys, else one call through a pointer set at build or load.
+  // The lookup code of this filter's shape and hasher (see the header): inline for the
+  // 8-bit shapes' 8-byte keys under hasher 5, else one call through a pointer set at
+  // build or load.
   bool contains(KeyView key) const noexcept {
     const Bytes b = key.bytes();
     if (b.size() == 8) {
       const uint64_t k = detail::load_le64(b.data());
-      if (inline_kernel_) return key8_kernel<1, 3, true>(*this, k);
+      if (inline_kernel_) return match8_either(mix(k));
       return key8_(*this, k);
     }
     return bytes_(*this, b);
@@ -274,6 +276,13 @@ class BinaryFuseFilter {
     else if constexpr (Lane == 4) return static_cast<uint32_t>(v) == static_cast<uint32_t>(f);
     else return ((v ^ f) & fp_mask_) == 0;
   }
+  // match<1, 3> or match<1, 4> by arity_ (contains()'s inline code for 8-bit filters).
+  bool match8_either(uint64_t x) const noexcept {
+    const uint64_t h0 = reduce(x, count_len_), mask = seg_len_ - 1;
+    uint64_t v = slot<1>(h0) ^ slot<1>((h0 + seg_len_) ^ ((x >> 18) & mask)) ^ slot<1>((h0 + 2 * seg_len_) ^ (x & mask));
+    if (arity_ == 4) v ^= slot<1>((h0 + 3 * seg_len_) ^ (((x * 0x9E3779B97F4A7C15ULL) >> 40) & mask));
+    return static_cast<uint8_t>(v) == static_cast<uint8_t>(x ^ (x >> 32));
+  }
   // The lookup kernels of one shape (Lane, A) and hasher (IntKeys); a filter holds
   // pointers to those of its own (set_kernels, binary_fuse_filter.cpp).
   template <int Lane, unsigned A, bool IntKeys>
@@ -367,7 +376,7 @@ class BinaryFuseFilter {
   bool (*key8_)(const BinaryFuseFilter&, uint64_t) noexcept = key8_none;
   bool (*bytes_)(const BinaryFuseFilter&, Bytes) noexcept = bytes_none;
   bool (*hash_)(const BinaryFuseFilter&, uint64_t) noexcept = key8_none;
-  bool inline_kernel_ = false;  // key8_ is key8_kernel<1, 3, true>: contains() inlines it
+  bool inline_kernel_ = false;  // 8-bit and hasher 5: contains() inlines match8_either
 };
 
 }  // namespace amq
