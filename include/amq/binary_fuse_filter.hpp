@@ -278,9 +278,10 @@ class BinaryFuseFilter {
   }
   // match<1, 3> or match<1, 4> by arity_ (contains()'s inline code for 8-bit filters).
   bool match8_either(uint64_t x) const noexcept {
-    const uint64_t h0 = reduce(x, count_len_), mask = seg_len_ - 1;
-    uint64_t v = slot<1>(h0) ^ slot<1>((h0 + seg_len_) ^ ((x >> 18) & mask)) ^ slot<1>((h0 + 2 * seg_len_) ^ (x & mask));
-    if (arity_ == 4) v ^= slot<1>((h0 + 3 * seg_len_) ^ (((x * 0x9E3779B97F4A7C15ULL) >> 40) & mask));
+    uint64_t p[4];
+    positions_in<4>(x, count_len_, seg_len_, p);  // the fourth is computed in the branch that reads it
+    uint64_t v = slot<1>(p[0]) ^ slot<1>(p[1]) ^ slot<1>(p[2]);
+    if (arity_ == 4) v ^= slot<1>(p[3]);
     return static_cast<uint8_t>(v) == static_cast<uint8_t>(x ^ (x >> 32));
   }
   // The lookup kernels of one shape (Lane, A) and hasher (IntKeys); a filter holds
