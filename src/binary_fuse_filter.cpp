@@ -488,8 +488,29 @@ BinaryFuseFilter BinaryFuseFilter::from_storage(std::shared_ptr<const detail::Fi
     for (uint64_t i = expect - 8; i < expect; ++i)
       if (f.fp_[i] != std::byte{0}) throw corrupt("non-zero padding after the slots");
   }
+  f.set_kernels();
   f.storage_ = std::move(storage);
   return f;
+}
+
+void BinaryFuseFilter::set_kernels() noexcept {
+  inline_kernel_ = (shape_ == Shape::u8x3 || shape_ == Shape::u8x4) && int_keys_;
+  const auto take = [this]<int Lane, unsigned A>() {
+    key8_ = int_keys_ ? key8_kernel<Lane, A, true> : key8_kernel<Lane, A, false>;
+    bytes_ = int_keys_ ? bytes_kernel<Lane, A, true> : bytes_kernel<Lane, A, false>;
+    hash_ = hash_kernel<Lane, A>;
+  };
+  switch (shape_) {
+    case Shape::u8x3: return take.template operator()<1, 3>();
+    case Shape::u8x4: return take.template operator()<1, 4>();
+    case Shape::u16x3: return take.template operator()<2, 3>();
+    case Shape::u16x4: return take.template operator()<2, 4>();
+    case Shape::u32x3: return take.template operator()<4, 3>();
+    case Shape::u32x4: return take.template operator()<4, 4>();
+    case Shape::packed3: return take.template operator()<0, 3>();
+    case Shape::packed4: return take.template operator()<0, 4>();
+    default: key8_ = key8_none; bytes_ = bytes_none; hash_ = key8_none;
+  }
 }
 
 }  // namespace amq

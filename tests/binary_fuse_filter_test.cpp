@@ -5,6 +5,7 @@
 #include "amq/binary_fuse_filter.hpp"
 
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <cmath>
 #include <cstring>
@@ -123,6 +124,172 @@ TEST(BinaryFuseFilter, ContainsManyPrefetchedMatchesContains) {
       }
     }
     EXPECT_EQ(found, expect);
+  }
+}
+
+// A lookup written from docs/format.md alone, on the file's bytes (no code shared with
+// the filter's kernels): the reference every lookup kernel is held to.
+uint64_t le(std::span<const std::byte> b, size_t at, size_t len) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < len; ++i) v |= uint64_t{std::to_integer<uint8_t>(b[at + i])} << (8 * i);
+  return v;
+}
+struct Reference {
+  explicit Reference(std::span<const std::byte> file) : c(parse_container(file, Kind::binary_fuse)) {}
+  bool contains_hash(uint64_t h) const {
+    const unsigned a = std::to_integer<unsigned>(c.params[4]), w = std::to_integer<unsigned>(c.params[5]);
+    const uint64_t seed = le(c.params, 16, 8), n = le(c.params, 24, 8), L = le(c.params, 32, 4), S = le(c.params, 36, 4);
+    if (n == 0) return false;
+    uint64_t x = h + seed;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    const uint64_t M = L - 1;
+    uint64_t p[4];
+    p[0] = static_cast<uint64_t>((static_cast<unsigned __int128>(x) * (S * L)) >> 64);
+    p[1] = (p[0] + L) ^ ((x >> 18) & M);
+    p[2] = (p[0] + 2 * L) ^ (x & M);
+    p[3] = (p[0] + 3 * L) ^ (((x * 0x9E3779B97F4A7C15ULL) >> 40) & M);
+    uint64_t v = 0;
+    for (unsigned j = 0; j < a; ++j)
+      for (unsigned b = 0; b < w; ++b) {  // slot p[j]: bits p[j]*w .. of the payload
+        const uint64_t bit = p[j] * w + b;
+        v ^= uint64_t{(std::to_integer<unsigned>(c.payload[bit / 8]) >> (bit % 8)) & 1u} << b;
+      }
+    return v == ((x ^ (x >> 32)) & ((uint64_t{1} << w) - 1));
+  }
+  bool contains(Bytes key) const {
+    const uint64_t hasher = le(c.params, 0, 4), hash_seed = le(c.params, 8, 8);
+    if (hasher == 5 && key.size() == 8) return contains_hash(le(key, 0, 8));
+    return contains_hash(XXH3_64bits_withSeed(key.data(), key.size(), hash_seed));
+  }
+  Container c;
+};
+std::string eight_bytes(uint64_t v) {
+  std::string s(8, '\0');
+  for (int b = 0; b < 8; ++b) s[b] = static_cast<char>(v >> (8 * b));
+  return s;
+}
+
+// Each filter answers through the lookup kernel of its shape (width 8, 16, 32 or
+// bit-packed; 3- or 4-wise) and hasher (5, or 1 for older files), picked when it is built
+// or loaded; single lookups (integer keys, 8-byte and other byte keys, hashes) and
+// batches below and beyond kPrefetchBytes must all agree with the reference: true for
+// every key, and the same false positives.
+TEST(BinaryFuseFilter, EveryKernelAgreesWithAStraightforwardLookup) {
+  std::vector<std::string> keys;
+  const auto ints = random_u64(2000, 77);
+  for (uint64_t v : ints) keys.push_back(eight_bytes(v));  // 8-byte keys, the integers' bytes
+  for (int i = 0; i < 1000; ++i) keys.push_back("key-" + std::to_string(i));      // other lengths
+  std::vector<std::string> absent_strings;
+  for (int i = 0; i < 3000; ++i) absent_strings.push_back(i % 2 ? "absent-" + std::to_string(i) : "abs" + std::to_string(10000 + i));
+  const auto absent_ints = random_u64(3000, 78);
+  const uint64_t hash_seed = 11;
+  std::vector<uint64_t> xxh3;  // every key's XXH3-64: a hasher-1 filter's hashes
+  for (const auto& k : keys) xxh3.push_back(XXH3_64bits_withSeed(k.data(), k.size(), hash_seed));
+  const std::vector<std::string> all_strings = [&] {
+    auto v = keys;
+    v.insert(v.end(), absent_strings.begin(), absent_strings.end());
+    return v;
+  }();
+  const std::vector<uint64_t> all_ints = [&] {
+    auto v = ints;
+    v.insert(v.end(), absent_ints.begin(), absent_ints.end());
+    return v;
+  }();
+  for (unsigned arity : {3u, 4u})
+    for (unsigned w : {8u, 16u, 32u, 7u, 21u})
+      for (uint32_t hasher : {5u, 1u}) {
+        SCOPED_TRACE("arity " + std::to_string(arity) + " w " + std::to_string(w) + " hasher " + std::to_string(hasher));
+        std::vector<std::byte> file;
+        if (hasher == 5) {
+          file = BinaryFuseFilter::build(keys, opts(arity, w, hash_seed)).serialize();
+        } else {  // a hasher-1 file: the same layout built from XXH3 hashes, its id rewritten
+          const auto g = BinaryFuseFilter::build_hashes(xxh3, opts(arity, w, hash_seed)).serialize();
+          const Container c = parse_container(g, Kind::binary_fuse);
+          std::vector<std::byte> params(c.params.begin(), c.params.end());
+          params[0] = std::byte{1};
+          file = write_container(Kind::binary_fuse, params, c.payload);
+        }
+        const auto f = BinaryFuseFilter::load(file);
+        const Reference ref(file);
+        ASSERT_EQ(f.integer_keys(), hasher == 5);
+        ASSERT_EQ(f.arity(), arity);
+        ASSERT_EQ(f.fingerprint_bits(), w);
+        size_t false_positives = 0, reference_false_positives = 0;
+        for (size_t i = 0; i < all_strings.size(); ++i) {
+          const auto& k = all_strings[i];
+          const bool expect = ref.contains(as_bytes(k));
+          if (i < keys.size()) {
+            ASSERT_TRUE(f.contains(k)) << i;
+          } else {
+            false_positives += f.contains(k);
+            reference_false_positives += expect;
+          }
+          ASSERT_EQ(f.contains(k), expect) << i;
+        }
+        for (size_t i = 0; i < all_ints.size(); ++i) {
+          const uint64_t k = all_ints[i];
+          const bool expect = ref.contains(as_bytes(eight_bytes(k)));
+          if (i < ints.size()) {
+            ASSERT_TRUE(f.contains(k)) << i;
+          }
+          ASSERT_EQ(f.contains(k), expect) << i;
+          ASSERT_EQ(f.contains_hash(k), ref.contains_hash(k)) << i;
+          if (i >= ints.size()) {
+            false_positives += f.contains(k);
+            reference_false_positives += expect;
+          }
+        }
+        EXPECT_EQ(false_positives, reference_false_positives);
+        if (w <= 8) {
+          EXPECT_GT(false_positives, 0u);  // so that the rows compare some false positives
+        }
+        std::unique_ptr<bool[]> out(new bool[all_strings.size() + all_ints.size()]);
+        f.contains_many(all_strings, std::span<bool>(out.get(), all_strings.size()));
+        for (size_t i = 0; i < all_strings.size(); ++i) ASSERT_EQ(out[i], f.contains(all_strings[i])) << i;
+        f.contains_many(all_ints, std::span<bool>(out.get(), all_ints.size()));
+        for (size_t i = 0; i < all_ints.size(); ++i) ASSERT_EQ(out[i], f.contains(all_ints[i])) << i;
+      }
+}
+
+// The same agreement for batches beyond kPrefetchBytes (the prefetching loop), for the
+// default shape (8-bit, 3-wise) under both hashers.
+TEST(BinaryFuseFilter, PrefetchedBatchesAgreeWithTheReferenceForBothHashers) {
+  const size_t n = BinaryFuseFilter::kPrefetchBytes * 8 / 9 + 1000;  // ~9 bits a key: past the threshold
+  const auto keys = random_u64(n, 79);
+  std::vector<uint64_t> probe(keys.begin(), keys.begin() + 4000);
+  const auto absent = random_u64(4000, 80);
+  probe.insert(probe.end(), absent.begin(), absent.end());
+  for (uint32_t hasher : {5u, 1u}) {
+    std::vector<std::byte> file;
+    if (hasher == 5) {
+      file = BinaryFuseFilter::build(keys, opts(3, 8, 3)).serialize();
+    } else {
+      std::vector<uint64_t> xxh3;
+      for (uint64_t k : keys) xxh3.push_back(XXH3_64bits_withSeed(eight_bytes(k).data(), 8, 3));
+      const auto g = BinaryFuseFilter::build_hashes(xxh3, opts(3, 8, 3)).serialize();
+      const Container c = parse_container(g, Kind::binary_fuse);
+      std::vector<std::byte> params(c.params.begin(), c.params.end());
+      params[0] = std::byte{1};
+      file = write_container(Kind::binary_fuse, params, c.payload);
+    }
+    const auto f = BinaryFuseFilter::load(file);
+    const Reference ref(file);
+    ASSERT_GE(f.size_in_bytes(), BinaryFuseFilter::kPrefetchBytes);
+    std::unique_ptr<bool[]> out(new bool[probe.size()]);
+    const size_t found = f.contains_many(probe, std::span<bool>(out.get(), probe.size()));
+    size_t expect_found = 0;
+    for (size_t i = 0; i < probe.size(); ++i) {
+      const bool expect = ref.contains(as_bytes(eight_bytes(probe[i])));
+      ASSERT_EQ(out[i], expect) << hasher << " " << i;
+      ASSERT_EQ(f.contains(probe[i]), expect) << hasher << " " << i;
+      expect_found += expect;
+    }
+    EXPECT_EQ(found, expect_found);
+    EXPECT_GT(expect_found, 4000u);  // some false positives among the absent keys
   }
 }
 

@@ -23,6 +23,13 @@
 //    integer value, see key_hash), one 64-bit mix with the construction seed, and 3 or
 //    4 independent reads. Widths 8, 16 and 32 read a plain uint8_t/uint16_t/uint32_t array; other
 //    widths are bit-packed (one unaligned 8-byte read a slot).
+//  * Each shape (width 8, 16, 32 or packed; 3- or 4-wise) and hasher has its own lookup
+//    code, picked once when the filter is built or loaded: a lookup tests neither.
+//    The 8-bit shapes' code for 8-byte keys under hasher 5 (what build() makes by
+//    default) is inline behind one test of a flag that does not change, so that a
+//    caller's loop of contains() compiles to that code alone (with one test of the
+//    arity); every other shape and hasher is one indirect call (contains,
+//    contains_hash). contains_many() runs the same code, chosen once a batch.
 //  * contains_many() hashes keys kLookahead ahead of the one it compares and prefetches
 //    their slots, for filters larger than a typical L2 (kPrefetchBytes).
 //  * Construction never fails on valid input and never hangs. Duplicate keys (or equal
@@ -119,30 +126,27 @@ class BinaryFuseFilter {
   // The array's slots for n keys at this arity (the paper's layout, see above).
   static uint64_t slots_for(uint64_t n, unsigned arity);
 
-  bool contains(KeyView key) const noexcept { return contains_hash(key_hash(key.bytes(), hash_seed_, int_keys_)); }
+  // The lookup code of this filter's shape and hasher (see the header): inline for the
+  // 8-bit shapes' 8-byte keys under hasher 5, else one call through a pointer set at
+  // build or load.
+  bool contains(KeyView key) const noexcept {
+    const Bytes b = key.bytes();
+    if (b.size() == 8) {
+      const uint64_t k = detail::load_le64(b.data());
+      if (inline_kernel_) return match8_either(mix(k));
+      return key8_(*this, k);
+    }
+    return bytes_(*this, b);
+  }
   // A key's 64-bit hash: XXH3-64 with the hash seed, except that a key of 8 bytes (a
   // uint64_t key among them) is its own little-endian value when `int_keys` (hasher 5:
   // every filter built since; hasher 1 files hash every key with XXH3). The lookup
   // mixes the hash with the construction seed anyway (mix(), a bijection), so an
   // 8-byte key needs no hash of its own; it saves a lookup a third of its instructions.
   static uint64_t key_hash(Bytes b, uint64_t hash_seed, bool int_keys) noexcept {
-    if (int_keys && b.size() == 8) return detail::load_le64(b.data());
-    return Xxh3Hasher{hash_seed}(b);
+    return int_keys ? key_hash_as<true>(b, hash_seed) : key_hash_as<false>(b, hash_seed);
   }
-  bool contains_hash(uint64_t h) const noexcept {
-    const uint64_t x = mix(h);
-    switch (shape_) {
-      case Shape::u8x3: return match<1, 3>(x);
-      case Shape::u8x4: return match<1, 4>(x);
-      case Shape::u16x3: return match<2, 3>(x);
-      case Shape::u16x4: return match<2, 4>(x);
-      case Shape::u32x3: return match<4, 3>(x);
-      case Shape::u32x4: return match<4, 4>(x);
-      case Shape::packed3: return match<0, 3>(x);
-      case Shape::packed4: return match<0, 4>(x);
-      default: return false;  // empty
-    }
-  }
+  bool contains_hash(uint64_t h) const noexcept { return hash_(*this, h); }
 
   // out[i] = contains(keys[i]); returns how many are true. Beyond kPrefetchBytes the
   // keys are hashed kLookahead ahead of the one compared, and the slots of that key
@@ -153,21 +157,23 @@ class BinaryFuseFilter {
   template <class Keys>
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     const size_t n = std::size(keys);
-    if (size_in_bytes() < kPrefetchBytes) {
-      size_t found = 0;
-      auto it = std::begin(keys);
-      for (size_t i = 0; i < n; ++i, ++it) found += (out[i] = contains(KeyView(*it)));
-      return found;
-    }
+    const bool ahead = size_in_bytes() >= kPrefetchBytes;
+    const auto run = [&]<int Lane, unsigned A>() {
+      if (int_keys_)
+        return ahead ? many<Lane, A, true, true>(std::begin(keys), n, out.data())
+                     : many<Lane, A, true, false>(std::begin(keys), n, out.data());
+      return ahead ? many<Lane, A, false, true>(std::begin(keys), n, out.data())
+                   : many<Lane, A, false, false>(std::begin(keys), n, out.data());
+    };
     switch (shape_) {
-      case Shape::u8x3: return many<1, 3>(std::begin(keys), n, out.data());
-      case Shape::u8x4: return many<1, 4>(std::begin(keys), n, out.data());
-      case Shape::u16x3: return many<2, 3>(std::begin(keys), n, out.data());
-      case Shape::u16x4: return many<2, 4>(std::begin(keys), n, out.data());
-      case Shape::u32x3: return many<4, 3>(std::begin(keys), n, out.data());
-      case Shape::u32x4: return many<4, 4>(std::begin(keys), n, out.data());
-      case Shape::packed3: return many<0, 3>(std::begin(keys), n, out.data());
-      case Shape::packed4: return many<0, 4>(std::begin(keys), n, out.data());
+      case Shape::u8x3: return run.template operator()<1, 3>();
+      case Shape::u8x4: return run.template operator()<1, 4>();
+      case Shape::u16x3: return run.template operator()<2, 3>();
+      case Shape::u16x4: return run.template operator()<2, 4>();
+      case Shape::u32x3: return run.template operator()<4, 3>();
+      case Shape::u32x4: return run.template operator()<4, 4>();
+      case Shape::packed3: return run.template operator()<0, 3>();
+      case Shape::packed4: return run.template operator()<0, 4>();
       default: std::fill_n(out.data(), n, false); return 0;
     }
   }
@@ -251,30 +257,75 @@ class BinaryFuseFilter {
       return (v >> (bit & 7)) & mask;
     }
   }
-  // A lookup's code for one width and arity (the only branch: a switch on shape_).
+  // key_hash for one hasher (IntKeys: hasher 5).
+  template <bool IntKeys>
+  static uint64_t key_hash_as(Bytes b, uint64_t hash_seed) noexcept {
+    if (IntKeys && b.size() == 8) return detail::load_le64(b.data());
+    return Xxh3Hasher{hash_seed}(b);
+  }
+  // Whether mixed hash x is in the filter, for one width and arity: no branch.
   template <int Lane, unsigned A>
   bool match(uint64_t x) const noexcept {
     uint64_t p[4];
     positions_in<A>(x, count_len_, seg_len_, p);
     uint64_t v = slot<Lane>(p[0]) ^ slot<Lane>(p[1]) ^ slot<Lane>(p[2]);
     if constexpr (A == 4) v ^= slot<Lane>(p[3]);
-    v ^= x ^ (x >> 32);  // the fingerprint's bits: equal when they come out zero
-    if constexpr (Lane == 1) return static_cast<uint8_t>(v) == 0;
-    else if constexpr (Lane == 2) return static_cast<uint16_t>(v) == 0;
-    else if constexpr (Lane == 4) return static_cast<uint32_t>(v) == 0;
-    else return (v & fp_mask_) == 0;
+    const uint64_t f = x ^ (x >> 32);  // the fingerprint (its low w bits)
+    if constexpr (Lane == 1) return static_cast<uint8_t>(v) == static_cast<uint8_t>(f);
+    else if constexpr (Lane == 2) return static_cast<uint16_t>(v) == static_cast<uint16_t>(f);
+    else if constexpr (Lane == 4) return static_cast<uint32_t>(v) == static_cast<uint32_t>(f);
+    else return ((v ^ f) & fp_mask_) == 0;
   }
+  // match<1, 3> or match<1, 4> by arity_ (contains()'s inline code for 8-bit filters).
+  bool match8_either(uint64_t x) const noexcept {
+    uint64_t p[4];
+    positions_in<4>(x, count_len_, seg_len_, p);  // the fourth is computed in the branch that reads it
+    uint64_t v = slot<1>(p[0]) ^ slot<1>(p[1]) ^ slot<1>(p[2]);
+    if (arity_ == 4) v ^= slot<1>(p[3]);
+    return static_cast<uint8_t>(v) == static_cast<uint8_t>(x ^ (x >> 32));
+  }
+  // The lookup kernels of one shape (Lane, A) and hasher (IntKeys); a filter holds
+  // pointers to those of its own (set_kernels, binary_fuse_filter.cpp).
+  template <int Lane, unsigned A, bool IntKeys>
+  static bool key8_kernel(const BinaryFuseFilter& f, uint64_t k) noexcept {
+    if constexpr (IntKeys) {
+      return f.match<Lane, A>(f.mix(k));
+    } else {
+      std::byte b[8];
+      if constexpr (std::endian::native == std::endian::big) k = __builtin_bswap64(k);
+      std::memcpy(b, &k, 8);
+      return f.match<Lane, A>(f.mix(Xxh3Hasher{f.hash_seed_}(Bytes(b, 8))));
+    }
+  }
+  template <int Lane, unsigned A, bool IntKeys>
+  static bool bytes_kernel(const BinaryFuseFilter& f, Bytes b) noexcept {
+    return f.match<Lane, A>(f.mix(key_hash_as<IntKeys>(b, f.hash_seed_)));
+  }
+  template <int Lane, unsigned A>
+  static bool hash_kernel(const BinaryFuseFilter& f, uint64_t h) noexcept {
+    return f.match<Lane, A>(f.mix(h));
+  }
+  static bool key8_none(const BinaryFuseFilter&, uint64_t) noexcept { return false; }
+  static bool bytes_none(const BinaryFuseFilter&, Bytes) noexcept { return false; }
+  void set_kernels() noexcept;
   template <int Lane>
   const std::byte* slot_address(uint64_t i) const noexcept {
     if constexpr (Lane == 0) return fp_ + ((i * width_) >> 3);
     else return fp_ + i * Lane;
   }
   static constexpr size_t kLookahead = 16;
-  template <int Lane, unsigned A, class It>
+  // contains_many's loop for one kernel; Ahead: hash kLookahead keys ahead and prefetch.
+  template <int Lane, unsigned A, bool IntKeys, bool Ahead, class It>
   size_t many(It it, size_t n, bool* out) const noexcept {
+    size_t found = 0;
+    if constexpr (!Ahead) {
+      for (size_t i = 0; i < n; ++i, ++it)
+        found += (out[i] = match<Lane, A>(mix(key_hash_as<IntKeys>(KeyView(*it).bytes(), hash_seed_))));
+      return found;
+    }
     uint64_t ring[kLookahead];
     auto ahead = [&](size_t i) {
-      const uint64_t x = mix(key_hash(KeyView(*it).bytes(), hash_seed_, int_keys_));
+      const uint64_t x = mix(key_hash_as<IntKeys>(KeyView(*it).bytes(), hash_seed_));
       ++it;
       ring[i % kLookahead] = x;
       uint64_t p[4];
@@ -283,7 +334,6 @@ class BinaryFuseFilter {
     };
     const size_t lead = std::min(n, kLookahead);
     for (size_t i = 0; i < lead; ++i) ahead(i);
-    size_t found = 0;
     for (size_t i = 0; i < n; ++i) {
       const bool r = match<Lane, A>(ring[i % kLookahead]);
       if (i + kLookahead < n) ahead(i + kLookahead);
@@ -292,7 +342,7 @@ class BinaryFuseFilter {
     return found;
   }
 
-  // The lookup code a filter takes: width (8, 16, 32 or packed) and arity; empty: none.
+  // The filter's shape: width (8, 16, 32 or packed) and arity; empty: none.
   enum class Shape : uint8_t { empty, u8x3, u8x4, u16x3, u16x4, u32x3, u32x4, packed3, packed4 };
   static Shape shape_for(uint64_t slots, unsigned width, unsigned arity) noexcept {
     if (slots == 0) return Shape::empty;
@@ -322,6 +372,12 @@ class BinaryFuseFilter {
   int lane_ = 1;  // bytes a slot for w = 8, 16, 32; 0: bit-packed
   bool int_keys_ = true;  // hasher 5 (see key_hash); false: hasher 1
   Shape shape_ = Shape::empty;
+  // This filter's lookup kernels (set_kernels): an 8-byte key as its value, a key of
+  // another length, a 64-bit hash.
+  bool (*key8_)(const BinaryFuseFilter&, uint64_t) noexcept = key8_none;
+  bool (*bytes_)(const BinaryFuseFilter&, Bytes) noexcept = bytes_none;
+  bool (*hash_)(const BinaryFuseFilter&, uint64_t) noexcept = key8_none;
+  bool inline_kernel_ = false;  // 8-bit and hasher 5: contains() inlines match8_either
 };
 
 }  // namespace amq
