@@ -8,7 +8,7 @@ case "$AMQ" in /*) ;; *) AMQ="$PWD/$AMQ" ;; esac
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/support/check.sh"
-bench() { "$AMQ" bench --synthetic 20000 --repeats 1 --min-time 0 --only binary-fuse "$@"; }
+bench() { "$AMQ" bench --synthetic 20000 --repeats 1 --passes 1 --absent 20000 --min-time 0 --only binary-fuse "$@"; }
 
 # Without gnuplot (PATH has no programs at all): table, warning, status 0, no file.
 PATH=/nonexistent bench --plot "$T/none.svg" > "$T/out" 2> "$T/err"
@@ -26,7 +26,7 @@ check "missing directory: one error line" 1 "$(grep -c '^amq: .*missing/b.svg: n
 
 # Exact structures (no false-positive rate) are not filters: not plotted, and a family of
 # only those leaves nothing to plot, which one stderr line says (exit status still 0).
-"$AMQ" bench --synthetic 1000 --repeats 1 --min-time 0 --only succinct --plot "$T/s.svg" > "$T/out" 2> "$T/err"
+"$AMQ" bench --synthetic 1000 --repeats 1 --passes 1 --absent 1000 --min-time 0 --only succinct --plot "$T/s.svg" > "$T/out" 2> "$T/err"
 check "exact rows only: exit status" 0 $?
 check "exact rows only: the table printed" 1 "$([ "$(grep -c '^SuccinctSet' "$T/out")" -ge 1 ] && echo 1 || echo 0)"
 check "exact rows only: one line, no filter row" 1 "$(grep -c '^amq: .*s.svg: not plotted: no filter row' "$T/err")"

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -501,8 +502,10 @@ TEST_F(Cli, AddIsAtomic) {
 
 // ---- bench --------------------------------------------------------------------------
 
+// Every row, in a smoke run: one build, one timed pass of each kind of lookup, 20,000
+// absent keys (the false-positive rates are counts over exactly those).
 TEST(CliBench, SyntheticJson) {
-  const auto r = run(amq_cmd("bench --synthetic 20000 --json --min-time 0"));
+  const auto r = run(amq_cmd("bench --synthetic 20000 --json --min-time 0 --repeats 1 --passes 1 --absent 20000"));
   ASSERT_EQ(r.status, 0) << describe(r);
   Json j;
   ASSERT_NO_THROW(j = parse_json(r.out)) << r.out;
@@ -528,6 +531,8 @@ TEST(CliBench, SyntheticJson) {
     ASSERT_TRUE(row["batch_inverted"].is_boolean());
     const std::string structure = row["structure"].get<std::string>();
     EXPECT_EQ(row["batch_inverted"].get<bool>(), batch > 0 && reference > 0 && batch > 1.05 * reference) << structure;
+    const double false_positives = row["fpp_measured"].get<double>() * 20000;
+    EXPECT_NEAR(false_positives, std::round(false_positives), 1e-6) << structure << ": not a count over 20000 keys";
     if (structure == "BloomFilter (Guava)") {
       EXPECT_GT(loop, 0) << "a row with contains_many measures its loop of contains";
     }
@@ -553,9 +558,12 @@ TEST(CliBench, ListNamesEveryFamilyInTableOrder) {
 }
 
 TEST(CliBench, TextHeaderNamesTheMachineAndItsMemory) {
-  const auto r = run(amq_cmd("bench --synthetic 2000 --only gcs --min-time 0 --repeats 1"));
+  const auto r = run(amq_cmd("bench --synthetic 2000 --only gcs --min-time 0 --repeats 1 --passes 2 --absent 5000"));
   ASSERT_EQ(r.status, 0) << describe(r);
   EXPECT_EQ(r.out.rfind("amq bench — ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find(", best of 2 passes after a warm-up, in thread CPU time; builds: median of 1 in wall time"),
+            std::string::npos)
+      << r.out;
   // The memory line: three latencies, each a positive number of ns, growing with the
   // buffer from 256 KiB (the L2) to 64 MiB (past every LLC here) by at least 2x.
   const size_t at = r.out.find("\nmemory: a dependent random read takes ");

@@ -113,6 +113,9 @@ check "bloom at its capacity: no warning" "" "$err"
 # Other commands' numbers.
 out=$("$AMQ" bench --repeats -1 2>&1); check "bench --repeats -1: exit 2" 2 $?
 out=$("$AMQ" bench --min-time nan 2>&1); check "bench --min-time nan: exit 2" 2 $?
+out=$("$AMQ" bench --passes 0 2>&1); check "bench --passes 0: exit 2" 2 $?
+out=$("$AMQ" bench --absent 0 2>&1); check "bench --absent 0: exit 2" 2 $?
+out=$("$AMQ" bench --absent 100000001 2>&1); check "bench --absent 10^8 + 1: exit 2" 2 $?
 out=$("$AMQ" store import --chunk -1 "$T/k100" "$T/db" 2>&1); rc=$?
 check "store import --chunk -1: exit 2" 2 "$rc"
 check "store import --chunk -1: negative" yes "$(has "'-1' is negative" "$out")"

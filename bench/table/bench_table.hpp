@@ -101,10 +101,19 @@ struct Options {
   std::string data = "/usr/share/dict/words";
   uint64_t synthetic = 0;  // > 0: that many random 64-bit keys instead of the file
   int repeats = 3;         // builds: the median of this many; lookups: see measure_contenders
+  int passes = 0;          // > 0: lookups take at least this many timed passes (min_passes)
+  uint64_t absent = 0;     // > 0: that many absent keys (absent_keys)
   double fpp = 0.01;
   std::string only;        // run only structures whose name contains this
   double min_lookup_seconds = 3;  // lookups: rounds go on at least this long (see measure_contenders)
 };
+
+// Absent keys a data set gets: Options::absent, else 10^6, so a 1% rate is measured to
+// about 0.01% (`synthetic` keys: as many as there are keys, from 10^6 to 2 * 10^6).
+inline constexpr uint64_t kDefaultAbsent = 1'000'000;
+inline uint64_t absent_keys(const Options& o, uint64_t synthetic = 0) {
+  return o.absent > 0 ? o.absent : std::clamp<uint64_t>(synthetic, kDefaultAbsent, 2 * kDefaultAbsent);
+}
 
 // Copies the keys back to back into `arena` and points `views` at them, in order: a
 // lookup pass over the views then streams its keys from one buffer, so its time is the
@@ -128,8 +137,10 @@ void pack_keys(const Keys& from, std::vector<std::byte>& arena, std::vector<Byte
 std::vector<std::string> read_lines(const std::string& path);
 Dataset load_dataset(const Options& options);
 // A dataset of distinct string keys (`seen` holds them all): absent keys are keys with
-// '~' and a number appended, which follow a present key's whole path in a trie.
-Dataset string_dataset(std::string name, std::vector<std::string> keys, const std::unordered_set<std::string>& seen);
+// '~' and a number appended, which follow a present key's whole path in a trie;
+// `absent` of them (absent_keys).
+Dataset string_dataset(std::string name, std::vector<std::string> keys, const std::unordered_set<std::string>& seen,
+                       uint64_t absent);
 std::string machine_description();
 // The latency of a dependent random read in buffers of 256 KiB, 8 MiB and 64 MiB, one line.
 std::string memory_description();
@@ -170,12 +181,15 @@ inline double cpu_now_ns() {
 }
 
 // Lookup timings: one untimed warm-up run of f (it brings the structure into the
-// caches, as a structure in use is), then the least of max(repeats, kMinPasses) runs,
-// in thread CPU time. On a shared machine other tenants only ever add time — they
-// evict the structure from the shared last-level cache for seconds at a time — so
-// the least-disturbed pass is the steadiest estimate; a median still swung 2x
-// between runs minutes apart.
+// caches, as a structure in use is), then the least of min_passes(o) runs, in thread
+// CPU time. On a shared machine other tenants only ever add time — they evict the
+// structure from the shared last-level cache for seconds at a time — so the
+// least-disturbed pass is the steadiest estimate; a median still swung 2x between runs
+// minutes apart.
 inline constexpr int kMinPasses = 11;
+// Timed passes of each kind of lookup: Options::passes (a smoke run takes 1), else
+// max(repeats, kMinPasses).
+inline int min_passes(const Options& o) { return o.passes > 0 ? o.passes : std::max(kMinPasses, o.repeats); }
 template <class F>
 double cpu_time_ns(F&& f) {
   const double a = cpu_now_ns();
@@ -183,10 +197,10 @@ double cpu_time_ns(F&& f) {
   return cpu_now_ns() - a;
 }
 template <class F>
-double best_cpu_ns(int repeats, F&& f) {
+double best_cpu_ns(const Options& o, F&& f) {
   f();
   double best = 0;
-  for (int i = 0; i < std::max(kMinPasses, repeats); ++i) {
+  for (int i = 0; i < min_passes(o); ++i) {
     const double t = cpu_time_ns(f);
     if (i == 0 || t < best) best = t;
   }
@@ -235,23 +249,27 @@ struct Contender {
 // Fills the measured columns of the contenders' rows (structures already built with
 // the keys): the false-positive rate on all absent keys, then lookups on the dataset's
 // lookup sample (kLookupSample), present, absent and batched, in thread CPU time, the
-// least of at least max(repeats, kMinPasses) passes of each kind. The passes run in
-// rounds of blocks: in each round each contender in turn gets, for each kind, a
-// warm-up pass and three timed ones, so within a block the structure has the caches to
-// itself, and the contenders compared in one row alternate across rounds (a burst of
-// interference, lasting seconds, rarely spoils every round of one). Rounds go on for
-// at least Options::min_lookup_seconds of wall time (at most kMaxRounds), so they
-// outlast a burst. Dropped: turns of
-// single passes (the structures then shared the last-level cache, and the one reading
-// fewer lines per key lost most), and alternating the kinds of pass (the present
-// sample's lines, read by two kinds, stayed hotter than the absent sample's).
+// least of at least lookup_passes(o) passes of each kind. The passes run in rounds of
+// blocks: in each round each contender in turn gets, for each kind, a warm-up pass and
+// passes_per_block(o) (three) timed ones, so within a block the structure has the
+// caches to itself, and the contenders compared in one row alternate across rounds (a
+// burst of interference, lasting seconds, rarely spoils every round of one). Rounds go
+// on for at least Options::min_lookup_seconds of wall time (at most kMaxRounds), so
+// they outlast a burst. Dropped: turns of single passes (the structures then shared the
+// last-level cache, and the one reading fewer lines per key lost most), and
+// alternating the kinds of pass (the present sample's lines, read by two kinds, stayed
+// hotter than the absent sample's).
 void measure_contenders(std::span<Contender> contenders, const Dataset& d, const Options& o,
                         size_t sample = kLookupSample);
 inline constexpr int kPassesPerBlock = 3;
 inline constexpr int kMaxRounds = 64;
-// How many timed passes of each kind measure_contenders takes (whole rounds).
-inline int lookup_passes(int repeats) {
-  return (std::max(kMinPasses, repeats) + kPassesPerBlock - 1) / kPassesPerBlock * kPassesPerBlock;
+// Timed passes of each kind in a block: kPassesPerBlock, fewer when --passes asks for fewer.
+inline int passes_per_block(const Options& o) { return std::min(kPassesPerBlock, min_passes(o)); }
+// How many timed passes of each kind measure_contenders takes at least: min_passes(o)
+// in whole rounds.
+inline int lookup_passes(const Options& o) {
+  const int block = passes_per_block(o);
+  return (min_passes(o) + block - 1) / block * block;
 }
 
 template <class Contains>

@@ -56,9 +56,9 @@ void print_table_heading(const bench::Options& b) {
                                        b.synthetic)
                          : b.data);
   fmt::print(
-      "ns per key; lookups: up to {} keys from each of the present and absent lists, best of {} passes after a "
+      "ns per key; lookups: up to {} keys from each of the present and absent lists, best of {} pass{} after a "
       "warm-up, in thread CPU time; builds: median of {} in wall time\n\n",
-      bench::kLookupSample, bench::lookup_passes(b.repeats), std::max(1, b.repeats));
+      bench::kLookupSample, bench::lookup_passes(b), bench::lookup_passes(b) == 1 ? "" : "es", std::max(1, b.repeats));
   fmt::print("{:<28} {:>10} {:>12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n", "structure", "n", "bytes",
              "bits/key", "fpp tgt", "fpp meas", "build ns", "pos ns", "neg ns", "batch ns", "params / note");
 }
@@ -144,9 +144,19 @@ void add_bench_options(CLI::App* cmd, int& status) {
       ->transform(real_in(0, Bound::open, 0.5, Bound::closed))
       ->default_val(0.01);
   cmd->add_option("--repeats", o->b.repeats,
-                  "builds: the median of this many runs, 1..1000; lookups: the least of at least 11 passes")
+                  "builds: the median of this many runs, 1..1000; lookups: the least of at least 11 passes (or "
+                  "--passes)")
       ->transform(count_in(1, 1000))
       ->default_val(3);
+  cmd->add_option("--passes", o->b.passes,
+                  "lookups: the least of at least this many timed passes of each kind, 1..1000, instead of "
+                  "max(11, --repeats); a quick smoke run: --repeats 1 --passes 1 --absent 20000 --min-time 0")
+      ->transform(count_in(1, 1000));
+  cmd->add_option("--absent", o->b.absent,
+                  "this many absent keys, 1..10^8 (default 10^6; with --synthetic N, N within [10^6, 2*10^6]): "
+                  "the false-positive rate is measured on all of them, absent-key lookups on the first 2^18 (2^21 "
+                  "in the rows sized past the LLC)")
+      ->transform(count_in(1, 100'000'000));
   std::string families;
   for (const auto& f : bench::family_names()) families += (families.empty() ? "" : ", ") + f;
   cmd->add_option("--only", o->b.only,

@@ -93,7 +93,7 @@ struct TransparentHash {
 // wall clock mostly measures the neighbours).
 template <class Contains>
 double time_mix(const Options& o, const Mix& mix, Contains&& contains) {
-  return best_cpu_ns(o.repeats, [&] { g_sink = lookup_pass(std::span<const Bytes>(mix.keys), contains); }) /
+  return best_cpu_ns(o, [&] { g_sink = lookup_pass(std::span<const Bytes>(mix.keys), contains); }) /
          static_cast<double>(mix.keys.size());
 }
 
@@ -120,7 +120,7 @@ std::pair<double, double> time_map(const Options& o, const Dataset& d, ToId&& to
   for (size_t i = 0; i < nk; ++i) ids[i] = to_id(present[i]);
   // ns per call of f(0), ..., f(n - 1)
   const auto per_call = [&](size_t n, auto&& f) {
-    return best_cpu_ns(o.repeats, [&] {
+    return best_cpu_ns(o, [&] {
              uint64_t h = 0;
              for (size_t i = 0; i < n; ++i) h += f(i);
              g_sink = h;
@@ -144,8 +144,8 @@ std::vector<std::string> read_words(const std::string& path, bool lower_only) {
 }
 
 // 100,000 URLs: one of 5 hosts, one of 10 directories, 1-3 lower-case words of the
-// word list at `words` joined by '/', then ".html"; absent keys as for word lists.
-Dataset url_dataset(const std::string& words) {
+// word list at `words` joined by '/', then ".html"; `absent` absent keys as for word lists.
+Dataset url_dataset(const std::string& words, uint64_t absent) {
   const std::vector<std::string> w = read_words(words, true);
   static const char* const hosts[] = {"www.example.com", "cdn.example.org", "static.assets.example.net",
                                       "api.service.example.io", "docs.project.example.dev"};
@@ -160,12 +160,13 @@ Dataset url_dataset(const std::string& words) {
     k += ".html";
     if (seen.insert(k).second) keys.push_back(std::move(k));
   }
-  return string_dataset("synthetic-urls", std::move(keys), seen);
+  return string_dataset("synthetic-urls", std::move(keys), seen, absent);
 }
 
 // 600,000 keys of two words of the word list at `words` joined by '/' (a set of ~9 MB,
-// past what the caches hold of it: the rows where contains_many interleaves).
-Dataset path_dataset(const std::string& words) {
+// past what the caches hold of it: the rows where contains_many interleaves), and
+// `absent` absent keys.
+Dataset path_dataset(const std::string& words, uint64_t absent) {
   const std::vector<std::string> w = read_words(words, false);
   std::mt19937_64 rng(23);
   std::unordered_set<std::string> seen;
@@ -174,13 +175,14 @@ Dataset path_dataset(const std::string& words) {
     std::string k = w[rng() % w.size()] + "/" + w[rng() % w.size()];
     if (seen.insert(k).second) keys.push_back(std::move(k));
   }
-  return string_dataset("synthetic-paths", std::move(keys), seen);
+  return string_dataset("synthetic-paths", std::move(keys), seen, absent);
 }
 
 // The regular files under /usr (real paths: long shared directory prefixes, shared
 // suffixes such as ".so" and ".gz"), sorted and distinct, at most `cap`; unreadable
-// directories are skipped. Named with its count, which depends on the machine.
-Dataset usr_paths_dataset(size_t cap = 1'000'000) {
+// directories are skipped. Named with its count, which depends on the machine. With
+// `absent` absent keys.
+Dataset usr_paths_dataset(uint64_t absent, size_t cap = 1'000'000) {
   namespace fs = std::filesystem;
   std::vector<std::string> keys;
   std::error_code ec;
@@ -195,7 +197,7 @@ Dataset usr_paths_dataset(size_t cap = 1'000'000) {
   if (keys.size() > cap) keys.resize(cap);
   const std::unordered_set<std::string> seen(keys.begin(), keys.end());
   const size_t n = keys.size();
-  return string_dataset(fmt::format("usr-file-paths-{}", n), std::move(keys), seen);
+  return string_dataset(fmt::format("usr-file-paths-{}", n), std::move(keys), seen, absent);
 }
 
 // What the rows of one data set share: its file name, its raw key bytes and the mix.
@@ -233,7 +235,7 @@ Row succinct_row(const SetBench& b, SetTimes& t) {
   // sets of 4 MiB or more).
   std::unique_ptr<bool[]> out(new bool[1024]);
   const std::span<const Bytes> keys(b.mix.keys);
-  const double many_ns = best_cpu_ns(o.repeats, [&] {
+  const double many_ns = best_cpu_ns(o, [&] {
                            size_t found = 0;
                            for (size_t i = 0; i < keys.size(); i += 1024) {
                              const size_t m = std::min<size_t>(1024, keys.size() - i);
@@ -371,10 +373,10 @@ void bench_succinct(const Options& o, const Dataset& d, const Sink& sink) {
       rows_for(o, load_dataset(w), sink);
     }
     if (std::filesystem::exists("/usr/share/dict/american-english"))
-      rows_for(o, url_dataset("/usr/share/dict/american-english"), sink, false);
+      rows_for(o, url_dataset("/usr/share/dict/american-english", absent_keys(o)), sink, false);
     if (std::filesystem::exists("/usr/share/dict/american-english-insane"))
-      rows_for(o, path_dataset("/usr/share/dict/american-english-insane"), sink, false, false);
-    if (Dataset usr = usr_paths_dataset(); usr.keys.size() >= 1000)
+      rows_for(o, path_dataset("/usr/share/dict/american-english-insane", absent_keys(o)), sink, false, false);
+    if (Dataset usr = usr_paths_dataset(absent_keys(o)); usr.keys.size() >= 1000)
       rows_for(o, usr, sink, false, false);
     else
       sink(Row{.structure = "SuccinctSet", .note = "skipped: fewer than 1000 files under /usr"});

@@ -95,29 +95,29 @@ Dataset load_dataset(const Options& o) {
     d.u64 = true;
     d.keys.reserve(o.synthetic);
     for (uint64_t i = 0; i < o.synthetic; ++i) d.keys.push_back(u64_key(splitmix64(i)));
-    const uint64_t m = std::max<uint64_t>(o.synthetic, 1'000'000);
-    for (uint64_t i = 0; i < std::min<uint64_t>(m, 2'000'000); ++i)
-      d.absent.push_back(u64_key(splitmix64(o.synthetic + i)));
+    const uint64_t absent = absent_keys(o, o.synthetic);
+    d.absent.reserve(absent);
+    for (uint64_t i = 0; i < absent; ++i) d.absent.push_back(u64_key(splitmix64(o.synthetic + i)));
   } else {
     d.name = o.data;
     std::unordered_set<std::string> seen;
     for (std::string& line : read_lines(o.data))
       if (seen.insert(line).second) d.keys.push_back(std::move(line));
     if (d.keys.empty()) throw Error(Errc::invalid_argument, o.data + ": no keys");
-    return string_dataset(std::move(d.name), std::move(d.keys), seen);
+    return string_dataset(std::move(d.name), std::move(d.keys), seen, absent_keys(o));
   }
   shuffle_and_view(d);
   return d;
 }
 
-Dataset string_dataset(std::string name, std::vector<std::string> keys, const std::unordered_set<std::string>& seen) {
+Dataset string_dataset(std::string name, std::vector<std::string> keys, const std::unordered_set<std::string>& seen,
+                       uint64_t absent) {
   Dataset d;
   d.name = std::move(name);
   d.keys = std::move(keys);
-  // Absent keys: the data's own keys, changed so they are not in it (10^6 of them,
-  // so a 1% rate is measured to about 0.01%).
+  // Absent keys: the data's own keys, changed so they are not in it.
   std::mt19937_64 rng(42);
-  for (uint64_t i = 0; d.absent.size() < 1'000'000; ++i) {
+  for (uint64_t i = 0; d.absent.size() < absent; ++i) {
     std::string k = d.keys[rng() % d.keys.size()] + "~" + std::to_string(i);
     if (!seen.count(k)) d.absent.push_back(std::move(k));
   }
@@ -137,13 +137,13 @@ void measure_contenders(std::span<Contender> contenders, const Dataset& d, const
         d.absent_views.empty() ? 0 : static_cast<double>(fp) / static_cast<double>(d.absent_views.size());
   }
   // Rounds of blocks: in each round every contender in turn has each kind of pass
-  // timed kPassesPerBlock times after a warm-up pass of that kind. Within a block the
+  // timed passes_per_block(o) times after a warm-up pass of that kind. Within a block the
   // structure has the caches to itself; across rounds the contenders alternate, so a
   // burst of interference (they last seconds) rarely spoils all of one's rounds.
-  // At least lookup_passes(o.repeats) passes of each kind, and rounds for at least
+  // At least lookup_passes(o) passes of each kind, and rounds for at least
   // o.min_lookup_seconds: four rounds of a 10^7-key filter take ~0.3 s, less than one
   // burst, which then could spoil them all.
-  const int min_rounds = lookup_passes(o.repeats) / kPassesPerBlock;
+  const int block = passes_per_block(o), min_rounds = lookup_passes(o) / block;
   const double start = now_ns();
   std::vector<std::array<double, 4>> best(contenders.size(), {0, 0, 0, 0});
   for (int r = 0; r < kMaxRounds && (r < min_rounds || now_ns() - start < o.min_lookup_seconds * 1e9); ++r) {
@@ -170,7 +170,7 @@ void measure_contenders(std::span<Contender> contenders, const Dataset& d, const
         if (k == 2 && !c.many) continue;
         if (k == 3 && (!c.many || !c.loop || !loop_u64)) continue;
         kinds[k]();  // warm-up
-        for (int i = 0; i < kPassesPerBlock; ++i) {
+        for (int i = 0; i < block; ++i) {
           const double t = cpu_time_ns(kinds[k]);
           if ((r == 0 && i == 0) || t < best[j][k]) best[j][k] = t;
         }
