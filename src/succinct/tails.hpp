@@ -1,8 +1,9 @@
-// SuccinctSet::Tails, the inline part: a leaf's tail found in the tail bitmap (each node
-// a 1, then a 0 per byte of its tail) and compared with the rest of a key. Internal to
-// src/succinct/.
+// SuccinctSet::Tails, the inline part: a leaf's tail found in the tail bitmap (a 1 per
+// tail index, then a 0 per byte of its tail) and compared with the rest of a key.
+// Internal to src/succinct/.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
@@ -11,35 +12,79 @@
 
 namespace amq {
 
-// Where the tail bitmap's select for node v's one starts: its sample, or the half-way
-// point when v is past it (no branch); rem ones are left to pass from sp.
-[[gnu::always_inline]] inline void SuccinctSet::Tails::tail_select_start(const SuccinctSet& self, uint64_t v,
+// The childless nodes before node v >= 1 (version 2), whose labels start at bit st of
+// the label bitmap. Node u >= 1 is childless when the bit after node u - 1's one is a
+// one too, so they are the pairs "11" ending before st (the root, childless only in a
+// set of one node, as if a one stood before bit 0): the pairs up to node v - 1's
+// sample from the table, then those of the words from the sample to st, which the
+// select that found st has just read.
+template <bool Hw>
+[[gnu::always_inline]] inline uint64_t SuccinctSet::Tails::childless_before(const SuccinctSet& self, uint64_t v,
+                                                                           uint64_t st) noexcept {
+  const uint64_t s = v - 1, j = s >> LoudsBits::kSampleShift, sp = self.louds_.sample(s);
+  uint64_t r = self.childless_base_[j >> kChildlessGroupShift] + self.childless_at_[j];
+  const uint64_t* words = self.louds_.words();
+  uint64_t w = sp >> 6;
+  const uint64_t last = (st - 1) >> 6;  // pairs end at (sp, st - 1]; st - 1 >= sp
+  uint64_t x = words[w];
+  uint64_t m = x & (x << 1) & ((~uint64_t{0} << (sp & 63)) << 1);
+  while (w < last) {
+    r += static_cast<uint64_t>(detail::popcount64<Hw>(m));
+    const uint64_t y = words[++w];
+    m = y & ((y << 1) | (x >> 63));
+    x = y;
+  }
+  return r + static_cast<uint64_t>(detail::popcount64<Hw>(m & (~uint64_t{0} >> (63 - ((st - 1) & 63)))));
+}
+
+// The tail index of childless node v whose labels start at st: v itself (version 1)
+// or its rank among the childless nodes (version 2).
+template <bool Hw>
+[[gnu::always_inline]] inline uint64_t SuccinctSet::Tails::tail_index(const SuccinctSet& self, uint64_t v,
+                                                                     uint64_t st) noexcept {
+  if (!self.tails_childless_ || v == 0) return v;
+  return Tails::childless_before<Hw>(self, v, st);
+}
+
+// A guess of node v's tail index, were it childless (for prefetches; v < nodes_): the
+// childless nodes up to its sample, and a share of those between.
+[[gnu::always_inline]] inline uint64_t SuccinctSet::Tails::guess_index(const SuccinctSet& self, uint64_t v) noexcept {
+  if (!self.tails_childless_ || v == 0) return v;
+  const uint64_t s = v - 1, j = s >> LoudsBits::kSampleShift;
+  const uint64_t t = self.childless_base_[j >> kChildlessGroupShift] + self.childless_at_[j] +
+                     (((s & detail::succinct::kLoudsSampleMask) * self.childless_ratio_) >> 16);
+  return std::min(t, self.childless_ - 1);
+}
+
+// Where the tail bitmap's select for tail index t's one starts: its sample, or the
+// half-way point when t is past it (no branch); rem ones are left to pass from sp.
+[[gnu::always_inline]] inline void SuccinctSet::Tails::tail_select_start(const SuccinctSet& self, uint64_t t,
                                                                          uint64_t& sp, uint64_t& rem) noexcept {
-  sp = self.tail_map_.sample(v);
-  rem = v & detail::succinct::kTailSampleMask;
+  sp = self.tail_map_.sample(t);
+  rem = t & detail::succinct::kTailSampleMask;
   if (self.tail_mids_) {
-    const uint64_t half = (v >> (TailBits::kSampleShift - 1)) & 1;
-    sp += self.tail_mids_[v >> TailBits::kSampleShift] & (0 - half);
+    const uint64_t half = (t >> (TailBits::kSampleShift - 1)) & 1;
+    sp += self.tail_mids_[t >> TailBits::kSampleShift] & (0 - half);
     rem -= half << (TailBits::kSampleShift - 1);
   }
 }
 
 template <bool Hw>
 [[gnu::always_inline]] inline std::string_view SuccinctSet::Tails::tail_of_t(const SuccinctSet& self,
-                                                                             uint64_t v) noexcept {
-  // Node v's 1 in the tail bitmap is followed by a 0 per tail byte; most tails end
-  // in the word of that 1 (`after`).
+                                                                             uint64_t t) noexcept {
+  // Tail index t's 1 in the tail bitmap is followed by a 0 per tail byte; most tails
+  // end in the word of that 1 (`after`).
   uint64_t after, sp, rem;
-  Tails::tail_select_start(self, v, sp, rem);
+  Tails::tail_select_start(self, t, sp, rem);
   const uint64_t at = self.tail_map_.select_after<Hw>(sp, rem, after);
   const uint64_t len = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : self.tail_map_.next_one(at + 1) - at - 1;
-  return {reinterpret_cast<const char*>(self.tail_ + (at - v)), len};
+  return {reinterpret_cast<const char*>(self.tail_ + (at - t)), len};
 }
 
 template <bool Hw>
-[[gnu::always_inline]] inline bool SuccinctSet::Tails::tail_equals(const SuccinctSet& self, uint64_t v,
+[[gnu::always_inline]] inline bool SuccinctSet::Tails::tail_equals(const SuccinctSet& self, uint64_t ti,
                                                                    const uint8_t* p, size_t n) noexcept {
-  const std::string_view t = Tails::tail_of_t<Hw>(self, v);
+  const std::string_view t = Tails::tail_of_t<Hw>(self, ti);
   const auto* c = reinterpret_cast<const uint8_t*>(t.data());
   if (!self.syms_.empty()) [[unlikely]]
     return self.syms_.equals(c, t.size(), p, n);
