@@ -318,14 +318,15 @@ class SuccinctSet {
   // among nodes 0 .. 128 j, as childless_base_[j >> 9] + childless_at_[j] (built on load).
   const uint16_t* childless_at_ = nullptr;
   const uint64_t* childless_base_ = nullptr;
+  uint64_t louds_words_ = 0;  // the label bitmap's words
   const uint8_t* tail_ = nullptr;
   detail::TailSymbols syms_;  // the tails' symbol table (empty: raw tails)
   uint64_t tail_ratio_ = 0;   // tail bitmap bits per tail index, 16.16: where a node's tail lies
   uint64_t childless_ratio_ = 0;  // version 2: childless nodes per node, 16.16: a node's likely tail index
   uint64_t tail_reach_ = 4;   // contains() prefetches the likely tail when this few key bytes are left
-  // The tail bitmap's select from half-way between its samples: for every sample g
-  // (512 tails), select1(512 g + 256) minus sample g's position (null if one does not
-  // fit in 16 bits).
+  // The tail bitmap's select from a quarter of the way between its samples: for every
+  // 128 tail indexes g, select1(128 g) minus the position of its sample (512 tails)
+  // (null if one does not fit in 16 bits).
   const uint16_t* tail_mids_ = nullptr;
   // The tables built on load (TopTables): the top levels' label starts (node_start(v)
   // for v < top_nodes_); finer select starts for the nodes below them down to level 5

@@ -70,13 +70,15 @@ void SuccinctSet::TopTables::build_sub(SuccinctSet& s, TopTables& t, uint64_t su
   s.sub_nodes_ = sub;
 }
 
-// Tail selects start half-way between the tail bitmap's samples where that is nearer:
-// 512 tail indexes and their tails span ~12 words on word lists, past the six a select
-// counts without a branch. One 16-bit offset per sample; none if 256 tails pass 64 KiB.
+// Tail selects start at the quarter of the span between the tail bitmap's samples that
+// their one lies in: 512 tail indexes and their tails span ~12 words on word lists in
+// version 1 and ~14 in version 2 (whose nodes with children have no one there), past
+// the six a select counts without a branch. A 16-bit offset per 128 tail indexes (0
+// at each sample); none if 384 tails pass 64 KiB.
 void SuccinctSet::TopTables::build_tail_mid(SuccinctSet& s, TopTables& t) {
-  t.tail_mid = select_offsets(s.tail_map_, TailBits::samples(s.tail_map_.ones()), [](uint64_t g) {
-    return (g << TailBits::kSampleShift) + (uint64_t{1} << (TailBits::kSampleShift - 1));
-  });
+  constexpr int q = Tails::kTailQuarterShift;
+  t.tail_mid = select_offsets(s.tail_map_, (s.tail_map_.ones() + (uint64_t{1} << q) - 1) >> q,
+                              [](uint64_t g) { return g << q; });
   if (!t.tail_mid.empty()) s.tail_mids_ = t.tail_mid.data();
 }
 

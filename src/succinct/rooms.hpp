@@ -54,6 +54,7 @@ struct SuccinctSet::Loader {
 // tail index (tail_index) numbers its one in the tail bitmap.
 struct SuccinctSet::Tails {
   static constexpr int kChildlessGroupShift = 9;  // label bitmap samples per childless_base_ entry: 512
+  static constexpr int kTailQuarterShift = TailBits::kSampleShift - 2;  // tail_mids_: a start per 128 tails
   template <bool Hw>
   [[gnu::always_inline]] static uint64_t childless_before(const SuccinctSet& self, uint64_t v, uint64_t st) noexcept;
   template <bool Hw>

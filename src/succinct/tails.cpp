@@ -59,6 +59,7 @@ void SuccinctSet::Tails::build_childless_counts(SuccinctSet& self, std::vector<u
     if ((j & ((uint64_t{1} << kChildlessGroupShift) - 1)) == 0) base[j >> kChildlessGroupShift] = c;
     at[j] = static_cast<uint16_t>(c - base[j >> kChildlessGroupShift]);
   }
+  self.louds_words_ = (self.louds_.size() + 63) >> 6;
   self.childless_at_ = at.data();
   self.childless_base_ = base.data();
 }

@@ -16,25 +16,40 @@ namespace amq {
 // the label bitmap. Node u >= 1 is childless when the bit after node u - 1's one is a
 // one too, so they are the pairs "11" ending before st (the root, childless only in a
 // set of one node, as if a one stood before bit 0): the pairs up to node v - 1's
-// sample from the table, then those of the words from the sample to st, which the
-// select that found st has just read.
+// sample from the table, then those of the words from the sample to st. The select
+// that found st has just read the window's words from the sample's on, so they are
+// counted without a branch per word, as it counts them; a loop where st lies further.
 template <bool Hw>
 [[gnu::always_inline]] inline uint64_t SuccinctSet::Tails::childless_before(const SuccinctSet& self, uint64_t v,
                                                                            uint64_t st) noexcept {
+  constexpr uint64_t kWindow = LoudsBits::kWindow;
   const uint64_t s = v - 1, j = s >> LoudsBits::kSampleShift, sp = self.louds_.sample(s);
   uint64_t r = self.childless_base_[j >> kChildlessGroupShift] + self.childless_at_[j];
   const uint64_t* words = self.louds_.words();
-  uint64_t w = sp >> 6;
-  const uint64_t last = (st - 1) >> 6;  // pairs end at (sp, st - 1]; st - 1 >= sp
+  const uint64_t w = sp >> 6, last = (st - 1) >> 6;  // pairs end at (sp, st - 1]; st - 1 >= sp
+  const uint64_t first_mask = (~uint64_t{0} << (sp & 63)) << 1, last_mask = ~uint64_t{0} >> (63 - ((st - 1) & 63));
+  if (last < w + kWindow && w + kWindow <= self.louds_words_) [[likely]] {
+    uint64_t carry = 0;
+#pragma GCC unroll 8
+    for (uint64_t i = 0; i < kWindow; ++i) {
+      const uint64_t x = words[w + i];
+      uint64_t m = x & ((x << 1) | carry);
+      carry = x >> 63;
+      if (i == 0) m &= first_mask;
+      m &= w + i < last ? ~uint64_t{0} : w + i == last ? last_mask : 0;
+      r += static_cast<uint64_t>(detail::popcount64<Hw>(m));
+    }
+    return r;
+  }
   uint64_t x = words[w];
-  uint64_t m = x & (x << 1) & ((~uint64_t{0} << (sp & 63)) << 1);
-  while (w < last) {
+  uint64_t m = x & (x << 1) & first_mask;
+  for (uint64_t i = w; i < last;) {
     r += static_cast<uint64_t>(detail::popcount64<Hw>(m));
-    const uint64_t y = words[++w];
+    const uint64_t y = words[++i];
     m = y & ((y << 1) | (x >> 63));
     x = y;
   }
-  return r + static_cast<uint64_t>(detail::popcount64<Hw>(m & (~uint64_t{0} >> (63 - ((st - 1) & 63)))));
+  return r + static_cast<uint64_t>(detail::popcount64<Hw>(m & last_mask));
 }
 
 // The tail index of childless node v whose labels start at st: v itself (version 1)
@@ -46,26 +61,22 @@ template <bool Hw>
   return Tails::childless_before<Hw>(self, v, st);
 }
 
-// A guess of node v's tail index, were it childless (for prefetches; v < nodes_): the
-// childless nodes up to its sample, and a share of those between.
+// A guess of node v's tail index, were it childless (for prefetches; v < nodes_): its
+// share of the childless nodes (no load: it is made at every level near a key's end).
 [[gnu::always_inline]] inline uint64_t SuccinctSet::Tails::guess_index(const SuccinctSet& self, uint64_t v) noexcept {
-  if (!self.tails_childless_ || v == 0) return v;
-  const uint64_t s = v - 1, j = s >> LoudsBits::kSampleShift;
-  const uint64_t t = self.childless_base_[j >> kChildlessGroupShift] + self.childless_at_[j] +
-                     (((s & detail::succinct::kLoudsSampleMask) * self.childless_ratio_) >> 16);
-  return std::min(t, self.childless_ - 1);
+  if (!self.tails_childless_) return v;
+  return (v * self.childless_ratio_) >> 16;
 }
 
-// Where the tail bitmap's select for tail index t's one starts: its sample, or the
-// half-way point when t is past it (no branch); rem ones are left to pass from sp.
+// Where the tail bitmap's select for tail index t's one starts: the quarter of its
+// sample's span that t lies in; rem ones are left to pass from sp.
 [[gnu::always_inline]] inline void SuccinctSet::Tails::tail_select_start(const SuccinctSet& self, uint64_t t,
                                                                          uint64_t& sp, uint64_t& rem) noexcept {
   sp = self.tail_map_.sample(t);
   rem = t & detail::succinct::kTailSampleMask;
   if (self.tail_mids_) {
-    const uint64_t half = (t >> (TailBits::kSampleShift - 1)) & 1;
-    sp += self.tail_mids_[t >> TailBits::kSampleShift] & (0 - half);
-    rem -= half << (TailBits::kSampleShift - 1);
+    sp += self.tail_mids_[t >> kTailQuarterShift];
+    rem &= (uint64_t{1} << kTailQuarterShift) - 1;
   }
 }
 
