@@ -1,9 +1,8 @@
 // Fuzzes SuccinctSet::load and every query on whatever it accepts. An input that is
-// not an amq file is split into params (the first 24 bytes; 32 when bytes 24-31 hold
-// 1, the mark of coded tails in payload version 1; 40 when they hold 2 or 3, the
-// layout flags of version 2, which has a fifth field) and payload and wrapped in a
-// container with a correct checksum, so the structural validation itself is what the
-// fuzzer works against.
+// not an amq file is split into params (the first 24 bytes, or 32 when bytes 24-31
+// hold 1, the mark of coded tails) and payload and wrapped in a container with a
+// correct checksum, so the structural validation itself is what the fuzzer works
+// against.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -23,9 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (amq::has_container_magic(in) || size < 24) {
     file.assign(in.begin(), in.end());
   } else {
-    const bool flags = size >= 32 && data[24] >= 1 && data[24] <= 3 &&
-                       std::all_of(data + 25, data + 32, [](uint8_t b) { return b == 0; });
-    const size_t params = !flags ? 24 : data[24] == 1 ? 32 : std::min<size_t>(size, 40);
+    const bool coded = size >= 32 && data[24] == 1 && std::all_of(data + 25, data + 32, [](uint8_t b) { return b == 0; });
+    const size_t params = coded ? 32 : 24;
     file = amq::write_container(amq::Kind::succinct, in.first(params), in.subspan(params));
   }
   try {

@@ -16,7 +16,6 @@
 #include <random>
 #include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "amq/any_set.hpp"
@@ -277,24 +276,11 @@ TEST(SuccinctSet, SeedExampleWithTails) {
   EXPECT_EQ(l.label_bitmap, "0010011011011");
   EXPECT_EQ(l.leaf_bitmap, "0011111");
   EXPECT_EQ(l.tails, "uvy");
-  // A 1 per childless node (b, ax, abcd), then a 0 per tail byte.
-  EXPECT_EQ(l.tail_bitmap, "100101");
-  EXPECT_TRUE(Peer::tails_childless(s));
+  EXPECT_EQ(l.tail_bitmap, "1110011011");
   EXPECT_EQ(s.size(), 5u);
   for (auto k : {"ab", "abc", "abcd", "axy", "buv"}) EXPECT_TRUE(s.contains(k)) << k;
   for (auto k : {"", "a", "b", "abcde", "bu", "buvw", "ax", "axyz", "c"}) EXPECT_FALSE(s.contains(k)) << k;
-  // Payload version 1 has a 1 per node; the rest of the layout is the same.
-  const auto v1 = Peer::build_version1(std::vector<std::string_view>{"ab", "abc", "abcd", "axy", "buv"});
-  const auto l1 = Peer::layout(v1);
-  EXPECT_FALSE(Peer::tails_childless(v1));
-  EXPECT_EQ(l1.tail_bitmap, "1110011011");
-  EXPECT_EQ(l1.labels, l.labels);
-  EXPECT_EQ(l1.label_bitmap, l.label_bitmap);
-  EXPECT_EQ(l1.leaf_bitmap, l.leaf_bitmap);
-  EXPECT_EQ(l1.tails, l.tails);
-  for (auto k : {"ab", "abc", "abcd", "axy", "buv"}) EXPECT_TRUE(v1.contains(k)) << k;
 }
-
 
 // ---- property tests against std::set -------------------------------------------
 
@@ -1062,21 +1048,15 @@ TEST(SuccinctSet, RejectsTruncatedAndWrongFiles) {
 }
 
 // Changes inside a container whose checksum is then made right again, so only the
-// structural validation stands between the bytes and the queries: in files of payload
-// version 2 and of version 1 (the param's second field).
-class StructuralValidation
-    : public testing::TestWithParam<std::tuple<SuccinctSet::Options::TailCoding, bool>> {};
+// structural validation stands between the bytes and the queries.
+class StructuralValidation : public testing::TestWithParam<SuccinctSet::Options::TailCoding> {};
 
 TEST_P(StructuralValidation, CatchesEveryChange) {
   std::vector<std::string> keys = test::random_keys(300, 5, 6);
   keys.push_back("");
   keys.push_back("abc");
   keys.push_back("abcdef");
-  const SuccinctSet::Options options{.tail_coding = std::get<0>(GetParam())};
-  const auto bytes = std::get<1>(GetParam())
-                         ? Peer::build_version1(std::vector<std::string_view>(keys.begin(), keys.end()), options)
-                               .serialize()
-                         : SuccinctSet::build(keys, options).serialize();
+  const auto bytes = SuccinctSet::build(keys, {.tail_coding = GetParam()}).serialize();
   const Container c = parse_container(bytes);
   const std::vector<std::byte> params(c.params.begin(), c.params.end());
   const std::vector<std::byte> payload(c.payload.begin(), c.payload.end());
@@ -1113,14 +1093,10 @@ TEST_P(StructuralValidation, CatchesEveryChange) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SuccinctSet, StructuralValidation,
-                         testing::Combine(testing::Values(SuccinctSet::Options::TailCoding::never,
-                                                          SuccinctSet::Options::TailCoding::always),
-                                          testing::Bool()),
+                         testing::Values(SuccinctSet::Options::TailCoding::never,
+                                         SuccinctSet::Options::TailCoding::always),
                          [](const auto& info) {
-                           return std::string(std::get<0>(info.param) == SuccinctSet::Options::TailCoding::never
-                                                  ? "RawTails"
-                                                  : "CodedTails") +
-                                  (std::get<1>(info.param) ? "Version1" : "");
+                           return info.param == SuccinctSet::Options::TailCoding::never ? "RawTails" : "CodedTails";
                          });
 
 std::vector<std::string> url_keys(size_t n, uint64_t seed) {
@@ -1183,7 +1159,7 @@ TEST(SuccinctSet, TailCodingWhereItPays) {
 
 // A coded file whose table or codes are wrong is rejected, checksum fixed or not: the
 // escape with a length, a symbol longer than 8 bytes, a tail using an unused code or
-// ending in an escape, unknown layout flags, and a wrong count of childless nodes.
+// ending in an escape, and a fourth params field other than 1.
 TEST(SuccinctSet, CodedTailsRejectBadTablesAndCodes) {
   const auto keys = url_keys(300, 4);
   const auto s = SuccinctSet::build(keys, {.tail_coding = SuccinctSet::Options::TailCoding::always});
@@ -1192,7 +1168,7 @@ TEST(SuccinctSet, CodedTailsRejectBadTablesAndCodes) {
   const Container c = parse_container(bytes);
   const std::vector<std::byte> params(c.params.begin(), c.params.end());
   const std::vector<std::byte> payload(c.payload.begin(), c.payload.end());
-  ASSERT_EQ(params.size(), 40u);  // n, nodes, tail bytes, flags (coded, childless), childless nodes
+  ASSERT_EQ(params.size(), 32u);
   ASSERT_NO_THROW(SuccinctSet::load(write_container(Kind::succinct, params, payload)));
   const size_t table = payload.size() - detail::TailSymbols::kBytes;
   const detail::TailSymbols syms(payload.data() + table);
@@ -1233,114 +1209,15 @@ TEST(SuccinctSet, CodedTailsRejectBadTablesAndCodes) {
     q[last] = std::byte{detail::TailSymbols::kEscape};
     expect_corrupt(params, q, "a tail ending in an escape");
   }
-  for (const uint8_t flags : {0, 1, 2, 4, 7}) {
-    auto p = params;
-    p[24] = std::byte{flags};
-    expect_corrupt(p, payload, "other layout flags");
-  }
   {
     auto p = params;
-    p[31] = std::byte{1};
-    expect_corrupt(p, payload, "a layout flag past the known ones");
-  }
-  for (const int delta : {-1, 1}) {
-    auto p = params;
-    const uint64_t childless = detail::load_le64(p.data() + 32);
-    detail::store_le64(p.data() + 32, childless + static_cast<uint64_t>(delta));
-    expect_corrupt(p, payload, "a wrong count of childless nodes");
+    p[24] = std::byte{2};
+    expect_corrupt(p, payload, "an unknown tail coding");
   }
   {
-    auto p = params;
-    detail::store_le64(p.data() + 32, 0);
-    expect_corrupt(p, payload, "no childless nodes");
-  }
-  {
-    // Without the fourth and fifth fields (or the fifth) the same payload is one of
-    // version 1 and the wrong size.
-    expect_corrupt(std::vector<std::byte>(params.begin(), params.begin() + 24), payload, "coded payload, raw params");
-    auto p = std::vector<std::byte>(params.begin(), params.begin() + 32);
-    p[24] = std::byte{1};
-    expect_corrupt(p, payload, "version 2 payload, version 1 params");
-    expect_corrupt(std::vector<std::byte>(params.begin(), params.begin() + 32), payload, "no count of childless nodes");
-  }
-}
-
-// Every query of a set in payload version 2 (the tail bitmap over childless nodes)
-// answers as the same keys' set in version 1 (a 1 per node), on sets of every shape:
-// tails raw and coded, keys that are prefixes of others, the empty key, one key, no
-// keys, tail compression off, and sets deep enough for the chain table and the
-// childless counts' second group (more than 65536 nodes). Version 2 is smaller by the
-// tail bitmap's ones of nodes with children.
-TEST(SuccinctSet, Version2AnswersAsVersion1) {
-  using Coding = SuccinctSet::Options::TailCoding;
-  std::vector<std::pair<std::vector<std::string>, SuccinctSet::Options>> cases;
-  cases.push_back({test::random_keys(kSanitized ? 3000 : 20000, 2, 14), {}});
-  cases.push_back({url_keys(kSanitized ? 2000 : 9000, 5), {}});
-  cases.push_back({url_keys(1500, 6), {.tail_coding = Coding::never}});
-  cases.push_back({{"", "a", "ab", "abc", "abd", "b", "ba", "bab"}, {}});
-  cases.push_back({{"", "a", "ab", "abc", "abd", "b", "ba", "bab"}, {.tail_compression = false}});
-  cases.push_back({test::random_keys(2000, 1, 6), {.tail_compression = false}});
-  cases.push_back({{"lonely"}, {}});
-  cases.push_back({{""}, {}});
-  cases.push_back({{""}, {.tail_compression = false}});
-  cases.push_back({{}, {}});
-  std::mt19937_64 rng(48);
-  for (const auto& [keys, options] : cases) {
-    std::vector<std::string_view> views(keys.begin(), keys.end());
-    const auto v2 = SuccinctSet::build(keys, options);
-    const auto v1 = Peer::build_version1(views, options);
-    ASSERT_TRUE(Peer::tails_childless(v2));
-    ASSERT_FALSE(Peer::tails_childless(v1));
-    const auto l1 = Peer::layout(v1), l2 = Peer::layout(v2);
-    // Childless nodes: a 1 right after a node's 1 in the label bitmap (or at bit 0).
-    uint64_t childless = l2.label_bitmap[0] == '1';
-    for (size_t i = 1; i < l2.label_bitmap.size(); ++i)
-      childless += l2.label_bitmap[i] == '1' && l2.label_bitmap[i - 1] == '1';
-    ASSERT_EQ(static_cast<uint64_t>(std::count(l2.tail_bitmap.begin(), l2.tail_bitmap.end(), '1')), childless);
-    ASSERT_EQ(l1.tail_bitmap.size() - l2.tail_bitmap.size(), v2.node_count() - childless);
-    ASSERT_EQ(l1.tails, l2.tails);
-    ASSERT_EQ(v2.tail_count(), v1.tail_count());
-    ASSERT_EQ(v2.size(), v1.size());
-    ASSERT_LE(v2.size_parts().bitmaps, v1.size_parts().bitmaps);
-    // Both load from their files (checked) and answer alike.
-    const auto r1 = SuccinctSet::load(v1.serialize()), r2 = SuccinctSet::load(v2.serialize());
-    ASSERT_FALSE(Peer::tails_childless(r1));
-    std::vector<std::string> probes;
-    for (int t = 0; t < 3000; ++t) probes.push_back(random_probe(rng, keys));
-    const auto all = [](const auto& range) {
-      std::vector<std::string> out;
-      for (std::string_view k : range) out.emplace_back(k);
-      return out;
-    };
-    const std::vector<std::string> in_order = all(r2);
-    ASSERT_EQ(in_order, all(r1));
-    ASSERT_EQ(in_order.size(), r1.size());
-    for (uint64_t i = 0; i < in_order.size(); ++i) {
-      ASSERT_EQ(r2.key_at(i), r1.key_at(i));
-      ASSERT_EQ(r2.index_of(in_order[i]), i);
-      ASSERT_EQ(r1.index_of(in_order[i]), i);
-    }
-    std::unique_ptr<bool[]> a(new bool[probes.size()]), b(new bool[probes.size()]);
-    Peer::contains_many_interleaved(r1, probes, std::span<bool>(a.get(), probes.size()));
-    Peer::contains_many_interleaved(r2, probes, std::span<bool>(b.get(), probes.size()));
-    for (size_t i = 0; i < probes.size(); ++i) {
-      const std::string& q = probes[i];
-      ASSERT_EQ(r2.contains(q), r1.contains(q)) << q;
-      ASSERT_EQ(b[i], a[i]) << q;
-      ASSERT_EQ(b[i], r2.contains(q)) << q;
-      ASSERT_EQ(r2.rank(q), r1.rank(q)) << q;
-      ASSERT_EQ(r2.index_of(q), r1.index_of(q)) << q;
-      auto i1 = r1.lower_bound(q);
-      auto i2 = r2.lower_bound(q);
-      ASSERT_EQ(i2 == r2.end(), i1 == r1.end()) << q;
-      if (!(i1 == r1.end())) {
-        ASSERT_EQ(*i2, *i1) << q;
-      }
-      if (i % 100 == 0) {
-        const std::string pre = q.substr(0, 2);
-        ASSERT_EQ(all(r2.prefix(pre)), all(r1.prefix(pre))) << pre;
-      }
-    }
+    // Without the fourth field the same payload is a raw-tail file of the wrong size.
+    const std::vector<std::byte> p(params.begin(), params.begin() + 24);
+    expect_corrupt(p, payload, "coded payload, raw params");
   }
 }
 
@@ -1568,11 +1445,12 @@ TEST(SuccinctSet, LoadsU64FilesWithoutKeyType) {
   EXPECT_TRUE(std::ranges::equal(set->serialize(), file));
 }
 
-// Files of payload version 1 (the tail bitmap a 1 per node) load and answer as they
-// did: tests/data/succinct_v1_words.amq (417 words of american-english, raw tails) and
+// Files of the payload as written so far (version 1 in docs/decisions/0048: a tail
+// bitmap 1 per node) load and answer from their bytes, and are written back unchanged:
+// tests/data/succinct_v1_words.amq (417 words of american-english, raw tails) and
 // succinct_v1_urls.amq (300 URLs, coded tails, a chain), written by `amq build -t
-// succinct [--tail-coding always]` from the .txt beside each at commit d68be0b. The same
-// keys built now give a version 2 file that answers alike and is smaller.
+// succinct [--tail-coding always]` from the .txt beside each at commit d68be0b. A
+// later payload version must keep them loading.
 TEST(SuccinctSet, LoadsVersion1Files) {
   for (const char* name : {"succinct_v1_words", "succinct_v1_urls"}) {
     SCOPED_TRACE(name);
@@ -1587,16 +1465,9 @@ TEST(SuccinctSet, LoadsVersion1Files) {
     const auto file = read_file(base + ".amq");
     const auto v1 = SuccinctSet::load(file);
     const auto mapped = SuccinctSet::open(base + ".amq");
-    ASSERT_FALSE(Peer::tails_childless(v1));
     ASSERT_EQ(v1.size(), keys.size());
     EXPECT_EQ(v1.tails_coded(), std::string(name) == "succinct_v1_urls");
     EXPECT_TRUE(std::ranges::equal(v1.serialize(), file));  // written back unchanged
-    const auto v2 = SuccinctSet::build(keys, {.tail_coding = v1.tails_coded()
-                                                                ? SuccinctSet::Options::TailCoding::always
-                                                                : SuccinctSet::Options::TailCoding::automatic});
-    ASSERT_TRUE(Peer::tails_childless(v2));
-    EXPECT_EQ(v2.tails_coded(), v1.tails_coded());
-    EXPECT_LT(v2.serialize().size(), file.size());
     std::vector<std::string> listed;
     for (std::string_view k : mapped) listed.emplace_back(k);
     EXPECT_EQ(listed, keys);
@@ -1606,21 +1477,17 @@ TEST(SuccinctSet, LoadsVersion1Files) {
       ASSERT_TRUE(v1.contains(keys[i])) << keys[i];
       ASSERT_EQ(v1.index_of(keys[i]), i);
       ASSERT_EQ(mapped.key_at(i), keys[i]);
-      ASSERT_EQ(v2.key_at(i), keys[i]);
       for (int t = 0; t < 4; ++t) probes.push_back(random_probe(rng, keys));
     }
-    std::unique_ptr<bool[]> a(new bool[probes.size()]), b(new bool[probes.size()]);
+    std::unique_ptr<bool[]> a(new bool[probes.size()]);
     Peer::contains_many_interleaved(v1, probes, std::span<bool>(a.get(), probes.size()));
-    Peer::contains_many_interleaved(v2, probes, std::span<bool>(b.get(), probes.size()));
     for (size_t i = 0; i < probes.size(); ++i) {
       const std::string& q = probes[i];
       const bool in = std::binary_search(keys.begin(), keys.end(), q);
       ASSERT_EQ(v1.contains(q), in) << q;
       ASSERT_EQ(a[i], in) << q;
-      ASSERT_EQ(b[i], in) << q;
       const auto r = static_cast<uint64_t>(std::lower_bound(keys.begin(), keys.end(), q) - keys.begin());
       ASSERT_EQ(v1.rank(q), r) << q;
-      ASSERT_EQ(v2.rank(q), r) << q;
       auto it = v1.lower_bound(q);
       ASSERT_EQ(it == v1.end(), r == keys.size()) << q;
       if (r < keys.size()) {

@@ -21,8 +21,8 @@
 // Memory
 //  * The file: labels (a byte a node), the label bitmap (~2 bits a node) with a select
 //    sample per 128 nodes, the leaf bitmap (a bit a node) with a rank directory (3%), the
-//    tail bitmap (a bit per childless node and per tail byte) and tails with a select
-//    sample per 512 tails, and the optional symbol table. Word lists take ~30-40% of their raw key bytes; `amq info` and `amq bench
+//    tail bitmap and tails with a select sample per 512 nodes, and the optional symbol
+//    table. Word lists take ~30-40% of their raw key bytes; `amq info` and `amq bench
 //    --only succinct` state it for a given set. Every position is 64-bit: sets past
 //    4 GiB of key bytes work.
 //  * Building holds the keys, the set, and 8 bytes a key (32 while sorting); the set is
@@ -308,25 +308,15 @@ class SuccinctSet {
   Bits leaf_;
   const uint8_t* labels_ = nullptr;
   const uint8_t* labels_end_ = nullptr;  // end of the payload: 16-byte label loads stay below
-  // The tails (tail bitmap, tail bytes, symbol table). The tail bitmap has a one per
-  // node (payload version 1) or per childless node (version 2, tails_childless_): a
-  // leaf's tail index is its node number or its rank among the childless nodes.
+  // The tails (tail bitmap, tail bytes, symbol table).
   TailBits tail_map_;
-  bool tails_childless_ = false;
-  uint64_t childless_ = 0;  // nodes without children
-  // Version 2: for every label bitmap sample j (node 128 j's one), the childless nodes
-  // among nodes 0 .. 128 j, as childless_base_[j >> 9] + childless_at_[j] (built on load).
-  const uint16_t* childless_at_ = nullptr;
-  const uint64_t* childless_base_ = nullptr;
-  uint64_t louds_words_ = 0;  // the label bitmap's words
   const uint8_t* tail_ = nullptr;
   detail::TailSymbols syms_;  // the tails' symbol table (empty: raw tails)
-  uint64_t tail_ratio_ = 0;   // tail bitmap bits per tail index, 16.16: where a node's tail lies
-  uint64_t childless_ratio_ = 0;  // version 2: childless nodes per node, 16.16: a node's likely tail index
+  uint64_t tail_ratio_ = 0;   // (nodes + tail bytes) / nodes in 16.16: where a node's tail lies
   uint64_t tail_reach_ = 4;   // contains() prefetches the likely tail when this few key bytes are left
-  // The tail bitmap's select from a quarter of the way between its samples: for every
-  // 128 tail indexes g, select1(128 g) minus the position of its sample (512 tails)
-  // (null if one does not fit in 16 bits).
+  // The tail bitmap's select from half-way between its samples: for every sample g
+  // (512 nodes), select1(512 g + 256) minus sample g's position (null if one does not
+  // fit in 16 bits).
   const uint16_t* tail_mids_ = nullptr;
   // The tables built on load (TopTables): the top levels' label starts (node_start(v)
   // for v < top_nodes_); finer select starts for the nodes below them down to level 5

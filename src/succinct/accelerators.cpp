@@ -34,7 +34,6 @@ void SuccinctSet::TopTables::build(SuccinctSet& s, const Loader::Levels& levels)
   build_sub(s, *t, levels.sub);
   build_tail_mid(s, *t);
   build_jump(s, *t);
-  if (s.tails_childless_) Tails::build_childless_counts(s, t->childless, t->childless_base);
   s.payload_bytes_ += t->bytes();
   s.tables_ = std::move(t);
 }
@@ -70,15 +69,14 @@ void SuccinctSet::TopTables::build_sub(SuccinctSet& s, TopTables& t, uint64_t su
   s.sub_nodes_ = sub;
 }
 
-// Tail selects start at the quarter of the span between the tail bitmap's samples that
-// their one lies in: 512 tail indexes and their tails span ~12 words on word lists in
-// version 1 and ~14 in version 2 (whose nodes with children have no one there), past
-// the six a select counts without a branch. A 16-bit offset per 128 tail indexes (0
-// at each sample); none if 384 tails pass 64 KiB.
+// Tail selects start half-way between the tail bitmap's samples where that is nearer:
+// 512 nodes and their tails span ~12 words on word lists, past the six a select
+// counts without a branch. One 16-bit offset per sample; none if the tails of 256
+// nodes pass 64 KiB.
 void SuccinctSet::TopTables::build_tail_mid(SuccinctSet& s, TopTables& t) {
-  constexpr int q = Tails::kTailQuarterShift;
-  t.tail_mid = select_offsets(s.tail_map_, (s.tail_map_.ones() + (uint64_t{1} << q) - 1) >> q,
-                              [](uint64_t g) { return g << q; });
+  t.tail_mid = select_offsets(s.tail_map_, TailBits::samples(s.nodes_), [](uint64_t g) {
+    return (g << TailBits::kSampleShift) + (uint64_t{1} << (TailBits::kSampleShift - 1));
+  });
   if (!t.tail_mid.empty()) s.tail_mids_ = t.tail_mid.data();
 }
 

@@ -29,8 +29,7 @@ template <bool Hw, bool WithChains>
     const uint8_t* p;    // the key's byte for node v's labels
     const uint8_t* end;  // the key's end
     uint64_t v;          // the node
-    uint64_t sp, rem;    // its label start: sp (known), or the (rem+1)-th one from position sp, plus 1;
-                         // once `tail`, sp is the tail index
+    uint64_t sp, rem;    // its label start: sp (known), or the (rem+1)-th one from position sp, plus 1
     bool known;          // sp is the label start (the top table's nodes, a chain's end)
     bool tail;           // v is a leaf: its tail is compared next turn
     uint32_t idx;        // the key's place in the batch
@@ -66,7 +65,7 @@ template <bool Hw, bool WithChains>
   auto step = [&](Lane& l) noexcept {
     uint64_t v = l.v;
     if (l.tail) {
-      found += out[l.idx] = Tails::tail_equals<Hw>(self, l.sp, l.p, static_cast<size_t>(l.end - l.p));
+      found += out[l.idx] = Tails::tail_equals<Hw>(self, v, l.p, static_cast<size_t>(l.end - l.p));
       return true;
     }
     uint64_t after, st;
@@ -80,18 +79,16 @@ template <bool Hw, bool WithChains>
       const uint64_t k = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : self.louds_.next_one(st) - st;
       if (k == 0) {
         // A leaf, maybe with a tail: fetch the tail bitmap's lines from where its
-        // select starts (as tail_of_t) to just past where its one likely lies, and
-        // the tail's likely line; compare next turn (its tail index in l.sp).
-        const uint64_t t = Tails::tail_index<Hw>(self, v, st);
+        // select starts (as tail_of_t) to just past where v's one likely lies, and
+        // the tail's likely line; compare next turn.
         uint64_t tsp, trem;
-        Tails::tail_select_start(self, t, tsp, trem);
+        Tails::tail_select_start(self, v, tsp, trem);
         const uint64_t tg = tsp + ((trem * self.tail_ratio_) >> 16);
         for (uint64_t line = tsp >> 9; line <= (tg >> 9) + 1 && line < (tsp >> 9) + 6; ++line)
           detail::prefetch_guess(self.tail_map_.words(), 64 * line);
-        detail::prefetch_guess(self.tail_, tg - t);
+        detail::prefetch_guess(self.tail_, tg - v);
         l.p = p;
         l.v = v;
-        l.sp = t;
         l.tail = true;
         return false;
       }

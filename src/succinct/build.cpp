@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "amq/detail/byte_io.hpp"
-#include "amq/detail/succinct_set_test_peer.hpp"
 #include "amq/detail/prefetch.hpp"
 #include "amq/format.hpp"
 #include "rooms.hpp"
@@ -17,11 +16,6 @@ using namespace detail::succinct;
 
 SuccinctSet SuccinctSet::build_views(std::vector<std::string_view> keys, Options options) {
   return Builder::build(std::move(keys), options);
-}
-
-SuccinctSet detail::SuccinctSetTestPeer::build_version1(std::vector<std::string_view> keys,
-                                                        SuccinctSetOptions options) {
-  return SuccinctSet::Builder::build(std::move(keys), options, true);
 }
 
 namespace {
@@ -61,15 +55,11 @@ std::vector<uint64_t> common_prefixes(const std::vector<std::string_view>& keys)
 // next key goes on from it (lcp[i + 1] == its length), when it ends at an inner node.
 // Without tails every key ends at depth = its length. The nodes new to key i are its
 // prefixes longer than lcp[i], so the trie has 1 + sum(d - lcp[i]) nodes (a lone key's
-// node is the root). A key's node is childless unless the next key goes on from it (the
-// last key's always is, as is the empty set's root). Calls tail(i, d) for each key with
-// a tail; returns the nodes, and the childless ones in *childless.
+// node is the root). Calls tail(i, d) for each key with a tail; returns the nodes.
 template <class Tail>
 uint64_t scan_keys(const std::vector<std::string_view>& keys, const std::vector<uint64_t>& lcp,
-                   bool tail_compression, Tail&& tail, uint64_t* childless = nullptr) {
+                   bool tail_compression, Tail&& tail) {
   const size_t n = keys.size();
-  uint64_t bare = 1;  // the childless nodes: the last key's (or the empty set's root), then the others'
-  if (childless != nullptr) *childless = bare;
   if (n == 0) return 1;
   if (tail_compression && n == 1) {
     tail(0, 0);
@@ -84,10 +74,8 @@ uint64_t scan_keys(const std::vector<std::string_view>& keys, const std::vector<
       d = std::max(lcp[i], next) + 1;
       tail(i, d);
     }
-    bare += i + 1 < n && next < len;
     nodes += d - lcp[i];
   }
-  if (childless != nullptr) *childless = bare;
   return nodes;
 }
 
@@ -152,17 +140,11 @@ struct BitSink {
   void push_zeros(uint64_t n) { at += n; }
 };
 
-// The trie's bits and bytes in level order. The tail bitmap has a one per childless node
-// (version 2): a tail node's, or an inner node's that closes without labels (a key's
-// end without tail compression, the empty set's root); or per node (`all_nodes`,
-// version 1).
 struct TrieWrite {
   BitSink louds, leaf, tail_map;
   char* labels;
   char* tails;
   const detail::TailEncoder* enc;  // null: raw tails
-  bool all_nodes = false;
-  bool bare = false;  // the open inner node has no labels yet
   void tail_node(std::string_view rest) {
     louds.push(true);
     leaf.push(true);
@@ -179,18 +161,13 @@ struct TrieWrite {
   }
   void inner_node(bool is_leaf) {
     leaf.push(is_leaf);
-    if (all_nodes) tail_map.push(true);
-    bare = !all_nodes;
+    tail_map.push(true);
   }
   void label(char c) {
     *labels++ = c;
     louds.push(false);
-    bare = false;
   }
-  void close_node() {
-    louds.push(true);
-    if (bare) tail_map.push(true);
-  }
+  void close_node() { louds.push(true); }
 };
 
 // Sorts the keys and drops duplicates. Each is sorted with its first sixteen bytes
@@ -226,7 +203,7 @@ void sort_keys(std::vector<std::string_view>& keys) {
 
 // The trie's size and its tails' coding, from the sorted keys.
 struct TailPlan {
-  uint64_t nodes = 0, childless = 0, tail_bytes = 0;
+  uint64_t nodes = 0, tail_bytes = 0;
   std::optional<detail::TailEncoder> enc;  // none: raw tails
   alignas(8) std::byte table[detail::TailSymbols::kBytes];
 };
@@ -246,8 +223,7 @@ void plan_tails(const std::vector<std::string_view>& keys, const std::vector<uin
   const bool may_code = options.tail_compression && options.tail_coding != Coding::never;
   std::vector<std::string_view> sample;
   uint64_t raw_tail_bytes = 0, tails_seen = 0, rng = 0;
-  plan.nodes = scan_keys(
-      keys, lcp, options.tail_compression, [&](size_t i, uint64_t d) {
+  plan.nodes = scan_keys(keys, lcp, options.tail_compression, [&](size_t i, uint64_t d) {
     const std::string_view rest = keys[i].substr(d);
     raw_tail_bytes += rest.size();
     if (!may_code || rest.empty()) return;
@@ -257,7 +233,7 @@ void plan_tails(const std::vector<std::string_view>& keys, const std::vector<uin
       const uint64_t j = detail::splitmix64(rng++) % tails_seen;
       if (j < kSampleTails) sample[j] = rest.substr(0, kSampleTailBytes);
     }
-  }, &plan.childless);
+  });
   plan.tail_bytes = raw_tail_bytes;
   // Whether tails of `raw` bytes coded in `coded` pay for the table (always, when
   // asked to).
@@ -279,7 +255,7 @@ void plan_tails(const std::vector<std::string_view>& keys, const std::vector<uin
 // The payload of the planned trie: its bit vectors, labels and tails written by a
 // level-order walk, the padding zeroed, the symbol table and the directories added.
 void write_payload(std::span<std::byte> payload, const Shape& shape, const std::vector<std::string_view>& keys,
-                   const std::vector<uint64_t>& lcp, bool tail_compression, const TailPlan& plan, bool version1) {
+                   const std::vector<uint64_t>& lcp, bool tail_compression, const TailPlan& plan) {
   // The payload is 8-aligned in the file, which is 8-aligned in memory.
   std::byte* const base = payload.data();
   const uint64_t labels_at = shape.labels_at, tails_at = shape.tails_at, tail_bytes = plan.tail_bytes;
@@ -287,7 +263,7 @@ void write_payload(std::span<std::byte> payload, const Shape& shape, const std::
   for (int i = 0; i < kVecCount; ++i) std::memset(words_at(i), 0, 8 * shape.words[i]);  // bits are or-ed in
   TrieWrite w{{words_at(kLouds)}, {words_at(kLeaf)}, {words_at(kTailMap)},
               reinterpret_cast<char*>(base + labels_at), reinterpret_cast<char*>(base + tails_at),
-              plan.enc ? &*plan.enc : nullptr, version1};
+              plan.enc ? &*plan.enc : nullptr};
   walk_trie(keys, lcp, tail_compression, w);
   std::memset(base + labels_at + shape.edges, 0, tails_at - labels_at - shape.edges);  // the padding after each
   std::memset(base + tails_at + tail_bytes, 0, shape.symbols_at - tails_at - tail_bytes);
@@ -306,29 +282,24 @@ void write_payload(std::span<std::byte> payload, const Shape& shape, const std::
 // straight into the set's own memory. Peak memory is the keys, the set and 8 bytes a
 // key (lcp): a tails string, bit vectors and a file image beside it had made a
 // tail-heavy build peak at ~3x the set.
-SuccinctSet SuccinctSet::Builder::build(std::vector<std::string_view> keys, Options options, bool version1) {
+SuccinctSet SuccinctSet::Builder::build(std::vector<std::string_view> keys, Options options) {
   sort_keys(keys);
   const std::vector<uint64_t> lcp = common_prefixes(keys);
   TailPlan plan;
   plan_tails(keys, lcp, options, plan);
   const bool is_coded = plan.enc.has_value();
   const uint64_t n = keys.size();
-  const Shape shape = shape_of(n, plan.nodes, plan.tail_bytes, is_coded, version1 ? plan.nodes : plan.childless);
+  const Shape shape = shape_of(n, plan.nodes, plan.tail_bytes, is_coded);
   detail::ByteWriter params;
   params.u64(n);
   params.u64(plan.nodes);
   params.u64(plan.tail_bytes);
-  if (version1) {
-    if (is_coded) params.u64(kTailsCoded);
-  } else {
-    params.u64(kTailsChildless | (is_coded ? kTailsCoded : 0));
-    params.u64(plan.childless);
-  }
+  if (is_coded) params.u64(kTailsCoded);
   const uint64_t payload_len = shape.payload_bytes;
   auto storage = detail::FileStorage::allocate(container_size(params.buffer().size(), payload_len), kHugeFrom);
   write_container_to(storage->writable(), Kind::succinct, params.buffer(), payload_len,
                      [&](std::span<std::byte> payload) {
-                       write_payload(payload, shape, keys, lcp, options.tail_compression, plan, version1);
+                       write_payload(payload, shape, keys, lcp, options.tail_compression, plan);
                      },
                      options.key_type);
   return Loader::from_storage(std::move(storage), false);

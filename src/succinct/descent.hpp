@@ -93,7 +93,7 @@ template <bool Hw, bool WithChains>
     // The labels of node v: the zeros from st up to the next one.
     const uint64_t k = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : self.louds_.next_one(st) - st;
     // No children: a leaf, maybe with a tail.
-    if (k == 0) return Tails::tail_equals<Hw>(self, Tails::tail_index<Hw>(self, v, st), p, static_cast<size_t>(end - p));
+    if (k == 0) return Tails::tail_equals<Hw>(self, v, p, static_cast<size_t>(end - p));
     if (p == end) return self.leaf_.get(v);
     if constexpr (WithChains) {
       // Node v may head a long chain: take all its labels at once. (A separate copy of
@@ -137,9 +137,8 @@ template <bool Hw, bool WithChains>
         detail::prefetch_guess(self.labels_, detail::succinct::label_guess(gl, gsp));
         if (static_cast<uint64_t>(end - p) <= self.tail_reach_) {
           // The key is nearly spent: the lookup likely ends at such a node's tail.
-          const uint64_t tv = Tails::guess_index(self, gl + 1),
-                         tg = self.tail_map_.sample(tv) +
-                              (((tv & detail::succinct::kTailSampleMask) * self.tail_ratio_) >> 16);
+          const uint64_t tv = gl + 1, tg = self.tail_map_.sample(tv) +
+                                           (((tv & detail::succinct::kTailSampleMask) * self.tail_ratio_) >> 16);
           detail::prefetch_guess(self.tail_map_.words(), 8 * (tg >> 6));
           detail::prefetch_guess(self.tail_, tg - tv);
         }

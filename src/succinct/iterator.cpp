@@ -2,7 +2,7 @@
 // scans (prefix, range, lower_bound) built on it.
 #include <algorithm>
 
-#include "tails.hpp"
+#include "rooms.hpp"
 
 namespace amq {
 
@@ -13,8 +13,7 @@ void SuccinctSet::Iterator::push_node(uint64_t v) {
 
 void SuccinctSet::Iterator::emit(uint64_t v) {
   key_.assign(path_);
-  const Frame& f = stack_.back();
-  if (f.next == f.end) Tails::append_tail(*set_, Tails::tail_index<detail::kHwPopcount>(*set_, v, f.end), key_);
+  if (stack_.back().next == stack_.back().end) Tails::append_tail(*set_, v, key_);
   done_ = false;
   if ((has_stop_ && std::string_view(key_) >= std::string_view(stop_)) ||
       (!prefix_.empty() && std::string_view(key_).substr(0, prefix_.size()) != prefix_)) {
@@ -56,8 +55,7 @@ void SuccinctSet::Iterator::seek(std::span<const std::byte> key) {
     Frame& f = stack_.back();
     const uint64_t v = f.node;
     if (f.next == f.end) {  // a leaf without children
-      if (Tails::compare_tail(*set_, Tails::tail_index<detail::kHwPopcount>(*set_, v, f.end), key.subspan(d)) >= 0)
-        return emit(v);
+      if (Tails::compare_tail(*set_, v, key.subspan(d)) >= 0) return emit(v);
       return advance();
     }
     if (d == key.size()) {

@@ -38,10 +38,7 @@ using TailBits = SelectBits<9, false>;
 // Owned copies of files from this size on live on 2 MiB pages (detail::FileStorage): a
 // lookup touches a few lines spread over the whole trie.
 constexpr size_t kHugeFrom = kHugePage / 2;
-// Params' fourth field, the layout flags: the tails are coded (TailSymbols); the tail
-// bitmap has a one per childless node (version 2; a fifth field counts them), not per node.
-constexpr uint64_t kTailsCoded = 1;
-constexpr uint64_t kTailsChildless = 2;
+constexpr uint64_t kTailsCoded = 1;  // params' fourth field: the tails are coded (TailSymbols)
 constexpr uint64_t kLoudsSampleMask = (uint64_t{1} << LoudsBits::kSampleShift) - 1;
 constexpr uint64_t kTailSampleMask = (uint64_t{1} << TailBits::kSampleShift) - 1;
 
@@ -71,10 +68,9 @@ struct Shape {
   uint64_t edges, labels_at, tails_at, symbols_at, payload_bytes;
 };
 
-// `coded`: the tails are coded, and the symbol table follows them. `tail_nodes`: the
-// tail bitmap's ones (nodes in version 1, childless nodes in version 2).
-inline Shape shape_of(uint64_t n, uint64_t nodes, uint64_t tail_bytes, bool coded, uint64_t tail_nodes) {
-  Shape s{{2 * nodes - 1, nodes, tail_nodes + tail_bytes}, {nodes, n, tail_nodes}, {}, {}, {}, nodes - 1, 0, 0, 0, 0};
+// `coded`: the tails are coded, and the symbol table follows them.
+inline Shape shape_of(uint64_t n, uint64_t nodes, uint64_t tail_bytes, bool coded) {
+  Shape s{{2 * nodes - 1, nodes, nodes + tail_bytes}, {nodes, n, nodes}, {}, {}, {}, nodes - 1, 0, 0, 0, 0};
   uint64_t at = 0;
   for (int i = 0; i < kVecCount; ++i) {
     s.words[i] = (s.bits[i] + 63) / 64;

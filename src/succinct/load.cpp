@@ -38,7 +38,7 @@ SuccinctSet SuccinctSet::Loader::from_storage(std::shared_ptr<const detail::File
   SuccinctSet s{Raw{}};
   bool coded = false;
   parse_params(s, c.params, c.payload.size(), coded);
-  const Shape shape = shape_of(s.n_, s.nodes_, s.tail_bytes_, coded, s.tails_childless_ ? s.childless_ : s.nodes_);
+  const Shape shape = shape_of(s.n_, s.nodes_, s.tail_bytes_, coded);
   if (c.payload.size() != shape.payload_bytes)
     throw corrupt("payload of " + std::to_string(c.payload.size()) + " bytes, the counts need " +
                   std::to_string(shape.payload_bytes));
@@ -46,12 +46,9 @@ SuccinctSet SuccinctSet::Loader::from_storage(std::shared_ptr<const detail::File
   map_bytes(s, c.payload.data(), shape, coded);
   s.payload_bytes_ = c.payload.size();
   s.storage_ = std::move(storage);
+  // Tail bitmap bits per node, 16.16 fixed point (capped: it only aims prefetches).
+  s.tail_ratio_ = s.tail_bytes_ / s.nodes_ >= 63 ? uint64_t{64} << 16 : ((s.nodes_ + s.tail_bytes_) << 16) / s.nodes_;
   validate_trie(s);
-  // Tail bitmap bits per tail index, and childless nodes per node, 16.16 fixed point
-  // (capped: they only aim prefetches).
-  const uint64_t ones = s.tail_map_.ones();
-  s.tail_ratio_ = s.tail_bytes_ / ones >= 63 ? uint64_t{64} << 16 : ((ones + s.tail_bytes_) << 16) / ones;
-  s.childless_ratio_ = (s.childless_ << 16) / s.nodes_;
   // contains() fetches the likely tail once this few key bytes are left: about what a
   // tail holds (its bytes, or ~2 a code), plus 2, within 4-32 (docs/decisions/0020).
   if (s.tails_ > 0) s.tail_reach_ = std::clamp<uint64_t>((coded ? 2 : 1) * s.tail_bytes_ / s.tails_ + 2, 4, 32);
@@ -70,21 +67,12 @@ void SuccinctSet::Loader::parse_params(SuccinctSet& s, std::span<const std::byte
   s.n_ = p.u64();
   s.nodes_ = p.u64();
   s.tail_bytes_ = p.u64();
-  // A fourth field holds the layout flags: kTailsCoded, and kTailsChildless with a
-  // fifth field, the childless nodes (version 2). Version 1 files with raw tails have
-  // three fields; the fourth, when there, is then kTailsCoded.
-  const uint64_t flags = p.remaining() > 0 ? p.u64() : 0;
-  if (p.remaining() > 0 ? flags != kTailsChildless && flags != (kTailsChildless | kTailsCoded)
-                        : flags != 0 && flags != kTailsCoded)
-    throw corrupt("unknown layout flags " + std::to_string(flags));
-  coded = (flags & kTailsCoded) != 0;
-  s.tails_childless_ = (flags & kTailsChildless) != 0;
-  if (s.tails_childless_) s.childless_ = p.u64();
+  // A fourth field marks coded tails (files with raw tails have three).
+  coded = p.remaining() > 0;
+  if (coded && p.u64() != kTailsCoded) throw Error(Errc::corrupt, "succinct set: unknown tail coding");
   p.expect_end();
-  if (s.nodes_ == 0 || s.nodes_ > payload * 4 + 1 || s.n_ > s.nodes_ || s.tail_bytes_ > payload ||
-      (s.tails_childless_ && (s.childless_ == 0 || s.childless_ > s.nodes_)))
+  if (s.nodes_ == 0 || s.nodes_ > payload * 4 + 1 || s.n_ > s.nodes_ || s.tail_bytes_ > payload)
     throw corrupt("impossible counts (" + std::to_string(s.n_) + " keys, " + std::to_string(s.nodes_) + " nodes, " +
-                  (s.tails_childless_ ? std::to_string(s.childless_) + " childless, " : std::string()) +
                   std::to_string(s.tail_bytes_) + " tail bytes) for a payload of " + std::to_string(payload) +
                   " bytes");
 }
@@ -173,15 +161,14 @@ void SuccinctSet::Loader::select_kernels(SuccinctSet& s) noexcept {
 
 // One pass over the nodes: every edge points to a later node (so the trie is a tree
 // and every walk ends), labels of a node strictly increase (so order is sorted),
-// every node without children ends a key, and only such nodes have tails (version 2:
-// the tail bitmap has a one per such node, and the params count them).
+// every node without children ends a key, and only such nodes have tails.
 void SuccinctSet::Loader::validate_trie(SuccinctSet& self) {
   if (!self.louds_.get(self.louds_.size() - 1)) throw corrupt("label bitmap does not end with a node");
   if (!self.tail_map_.get(0)) throw corrupt("tail bitmap does not start with a node");
   const uint64_t nw = (self.louds_.size() + 63) / 64;
   const uint64_t* words = self.louds_.words();
-  uint64_t v = 0, start = 0, tails = 0, childless = 0;
-  uint64_t t_at = 0;  // position of the next tail index's 1 in the tail bitmap
+  uint64_t v = 0, start = 0, tails = 0;
+  uint64_t t_at = 0;  // position of node v's 1 in the tail bitmap
   for (uint64_t w = 0; w < nw; ++w) {
     for (uint64_t x = words[w]; x; x &= x - 1) {
       const uint64_t q = (w << 6) + static_cast<uint64_t>(__builtin_ctzll(x));
@@ -194,27 +181,17 @@ void SuccinctSet::Loader::validate_trie(SuccinctSet& self) {
       }
       if (!self.leaf_.get(v) && k == 0 && !(v == 0 && self.n_ == 0))
         throw corrupt("node " + std::to_string(v) + " has neither children nor a key");
-      if (k == 0) ++childless;
-      if (k == 0 || !self.tails_childless_) {
-        // The next tail index is node v's: its one at t_at, its tail up to the next one.
-        const uint64_t t = self.tails_childless_ ? childless - 1 : v;
-        if (t_at >= self.tail_map_.size()) throw corrupt("tail bitmap has fewer ones than tails");
-        const uint64_t t_next = self.tail_map_.next_one(t_at + 1);
-        if (t_next - t_at > 1) {
-          if (k > 0) throw corrupt("node " + std::to_string(v) + " has children and a tail");
-          if (!self.syms_.empty() && !self.syms_.valid_codes(self.tail_ + (t_at - t), t_next - t_at - 1))
-            throw corrupt("the tail of node " + std::to_string(v) + " is not a valid coding");
-          ++tails;
-        }
-        t_at = t_next;
+      const uint64_t t_next = self.tail_map_.next_one(t_at + 1);
+      if (t_next - t_at > 1) {
+        if (k > 0) throw corrupt("node " + std::to_string(v) + " has children and a tail");
+        if (!self.syms_.empty() && !self.syms_.valid_codes(self.tail_ + (t_at - v), t_next - t_at - 1))
+          throw corrupt("the tail of node " + std::to_string(v) + " is not a valid coding");
+        ++tails;
       }
+      t_at = t_next;
       start = q + 1;
       ++v;
     }
   }
-  if (self.tails_childless_ && childless != self.childless_)
-    throw corrupt("params count " + std::to_string(self.childless_) + " childless nodes, the trie has " +
-                  std::to_string(childless));
-  self.childless_ = childless;
   self.tails_ = tails;
 }}  // namespace amq

@@ -45,7 +45,7 @@ uint64_t SuccinctSet::Ranks::rank_impl(const SuccinctSet& self, std::span<const 
   for (size_t d = 0;; ++d) {
     const uint64_t k = after ? static_cast<uint64_t>(__builtin_ctzll(after)) : self.louds_.next_one(st) - st;
     if (k == 0) {
-      const int cmp = Tails::compare_tail(self, Tails::tail_index<detail::kHwPopcount>(self, v, st), key.subspan(d));
+      const int cmp = Tails::compare_tail(self, v, key.subspan(d));
       *found = cmp == 0;
       b = cmp < 0 ? v + 1 : v;
       break;
@@ -66,8 +66,7 @@ uint64_t SuccinctSet::Ranks::rank_impl(const SuccinctSet& self, std::span<const 
         detail::prefetch_guess(self.louds_.words(), 8 * (gsp >> 6));
         detail::prefetch_guess(self.labels_, label_guess(gl, gsp));
         if (len - d <= self.tail_reach_) {  // the key is nearly spent: likely a tail below
-          const uint64_t tv = Tails::guess_index(self, gl + 1),
-                         tg = self.tail_map_.sample(tv) + (((tv & kTailSampleMask) * self.tail_ratio_) >> 16);
+          const uint64_t tv = gl + 1, tg = self.tail_map_.sample(tv) + (((tv & kTailSampleMask) * self.tail_ratio_) >> 16);
           detail::prefetch_guess(self.tail_map_.words(), 8 * (tg >> 6));
           detail::prefetch_guess(self.tail_, tg - tv);
         }
@@ -255,7 +254,7 @@ std::string SuccinctSet::key_at(uint64_t i) const {
       g = child_boundary(v + 1);
     }
     if (f == g) {  // no children: a leaf, maybe with a tail
-      Tails::append_tail(*this, Tails::tail_index(*this, v), key);
+      Tails::append_tail(*this, v, key);
       return key;
     }
     if (leaf_.get(v)) {

@@ -20,8 +20,7 @@ namespace amq {
 
 // build.cpp: the set of keys, sorted, written as a trie straight into its file.
 struct SuccinctSet::Builder {
-  // `version1`: the payload of version 1, a tail bitmap one per node (tests).
-  static SuccinctSet build(std::vector<std::string_view> keys, Options options, bool version1 = false);
+  static SuccinctSet build(std::vector<std::string_view> keys, Options options);
 };
 
 // load.cpp: a file parsed and validated part by part, then its tables built and its
@@ -50,34 +49,20 @@ struct SuccinctSet::Loader {
   static void select_kernels(SuccinctSet& self) noexcept;
 };
 
-// tails.hpp, tails.cpp: a leaf's tail in the tail bitmap and bytes. A childless node's
-// tail index (tail_index) numbers its one in the tail bitmap.
+// tails.hpp, tails.cpp: a leaf's tail in the tail bitmap and bytes.
 struct SuccinctSet::Tails {
-  static constexpr int kChildlessGroupShift = 9;  // label bitmap samples per childless_base_ entry: 512
-  static constexpr int kTailQuarterShift = TailBits::kSampleShift - 2;  // tail_mids_: a start per 128 tails
-  template <bool Hw>
-  [[gnu::always_inline]] static uint64_t childless_before(const SuccinctSet& self, uint64_t v, uint64_t st) noexcept;
-  template <bool Hw>
-  [[gnu::always_inline]] static uint64_t tail_index(const SuccinctSet& self, uint64_t v, uint64_t st) noexcept;
-  // The same for node v's labels' start found here (one select).
-  static uint64_t tail_index(const SuccinctSet& self, uint64_t v) noexcept;
-  [[gnu::always_inline]] static uint64_t guess_index(const SuccinctSet& self, uint64_t v) noexcept;
-  [[gnu::always_inline]] static void tail_select_start(const SuccinctSet& self, uint64_t t, uint64_t& sp,
+  [[gnu::always_inline]] static void tail_select_start(const SuccinctSet& self, uint64_t v, uint64_t& sp,
                                                        uint64_t& rem) noexcept;
   template <bool Hw>
-  [[gnu::always_inline]] static std::string_view tail_of_t(const SuccinctSet& self, uint64_t t) noexcept;
-  static std::string_view tail_of(const SuccinctSet& self, uint64_t t) noexcept;
-  // Whether the tail of tail index t spells [p, p + n) (coded or not).
+  [[gnu::always_inline]] static std::string_view tail_of_t(const SuccinctSet& self, uint64_t v) noexcept;
+  static std::string_view tail_of(const SuccinctSet& self, uint64_t v) noexcept;
+  // Whether leaf v's tail spells [p, p + n) (coded or not).
   template <bool Hw>
-  [[gnu::always_inline]] static bool tail_equals(const SuccinctSet& self, uint64_t t, const uint8_t* p,
+  [[gnu::always_inline]] static bool tail_equals(const SuccinctSet& self, uint64_t v, const uint8_t* p,
                                                  size_t n) noexcept;
-  // The tail of tail index t compared with `rest`, as std::string_view::compare;
-  // appended to out.
-  static int compare_tail(const SuccinctSet& self, uint64_t t, std::span<const std::byte> rest);
-  static void append_tail(const SuccinctSet& self, uint64_t t, std::string& out);
-  // Version 2's childless counts per label bitmap sample (childless_at_, _base_),
-  // built on load into `at` and `base`.
-  static void build_childless_counts(SuccinctSet& self, std::vector<uint16_t>& at, std::vector<uint64_t>& base);
+  // Leaf v's tail compared with `rest`, as std::string_view::compare; appended to out.
+  static int compare_tail(const SuccinctSet& self, uint64_t v, std::span<const std::byte> rest);
+  static void append_tail(const SuccinctSet& self, uint64_t v, std::string& out);
 };
 
 // descent.hpp, descent.cpp: contains()'s walk down the trie, and its kernels.
@@ -127,11 +112,10 @@ struct SuccinctSet::Ranks {
 
 // accelerators.cpp: the tables of the top levels built on load (never stored): where
 // the labels of the top levels' nodes start, finer select starts below them, the tail
-// bitmap's half-way select starts, the first two levels as 256-bit label maps, and
-// (version 2) the childless nodes up to each label bitmap sample (tails.cpp).
+// bitmap's half-way select starts, and the first two levels as 256-bit label maps.
 struct SuccinctSet::TopTables {
-  std::vector<uint16_t> top, sub, tail_mid, childless;
-  std::vector<uint64_t> jump, childless_base;
+  std::vector<uint16_t> top, sub, tail_mid;
+  std::vector<uint64_t> jump;
   // Builds the tables for a loaded set (`levels` from Loader::walk_levels), points the
   // set's caches at them and counts them in payload_bytes_.
   static void build(SuccinctSet& self, const Loader::Levels& levels);
@@ -139,10 +123,7 @@ struct SuccinctSet::TopTables {
   static void build_sub(SuccinctSet& self, TopTables& t, uint64_t sub);
   static void build_tail_mid(SuccinctSet& self, TopTables& t);
   static void build_jump(SuccinctSet& self, TopTables& t);
-  size_t bytes() const noexcept {
-    return 2 * (top.size() + sub.size() + tail_mid.size() + childless.size()) +
-           8 * (jump.size() + childless_base.size());
-  }
+  size_t bytes() const noexcept { return 2 * (top.size() + sub.size() + tail_mid.size()) + 8 * jump.size(); }
 };
 
 // counts.cpp: key counts for every cut of some levels, for rank(), index_of() and

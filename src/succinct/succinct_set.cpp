@@ -21,7 +21,7 @@ std::vector<std::byte> SuccinctSet::serialize() const {
 }
 
 SuccinctSet::SizeParts SuccinctSet::size_parts() const noexcept {
-  const Shape sh = shape_of(n_, nodes_, tail_bytes_, tails_coded(), tail_map_.ones());
+  const Shape sh = shape_of(n_, nodes_, tail_bytes_, tails_coded());
   SizeParts p;
   for (int i = 0; i < kVecCount; ++i) {
     p.bitmaps += 8 * sh.words[i];

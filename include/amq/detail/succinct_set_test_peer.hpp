@@ -5,8 +5,6 @@
 #pragma once
 
 #include <span>
-#include <string_view>
-#include <vector>
 #include <string>
 
 #include "amq/succinct_set.hpp"
@@ -20,7 +18,7 @@ struct SuccinctSetTestPeer {
     std::string labels;
     std::string label_bitmap;  // a 0 per label, a 1 closing each node, level order
     std::string leaf_bitmap;   // per node: a key ends there
-    std::string tail_bitmap;   // per childless node (per node in version 1) a 1, then a 0 per byte of its tail
+    std::string tail_bitmap;   // per node a 1, then a 0 per byte of its tail
     std::string tails;         // the tails, concatenated in node order (as coded, if they are)
   };
 
@@ -44,13 +42,6 @@ struct SuccinctSetTestPeer {
   static Layout plain_layout(const Keys& keys) {
     return layout(SuccinctSet::build(keys, SuccinctSetOptions{.tail_compression = false}));
   }
-
-  // The set of `keys` in payload version 1 (a tail bitmap one per node, as written
-  // before version 2), to check that such files answer as they did. Defined in
-  // src/succinct/build.cpp.
-  static SuccinctSet build_version1(std::vector<std::string_view> keys, SuccinctSetOptions options = {});
-  // True if the set's payload is version 2 (the tail bitmap over childless nodes).
-  static bool tails_childless(const SuccinctSet& s) noexcept { return s.tails_childless_; }
 
   // Bytes of the chain table built on load (0: none), its labels included; part of
   // size_parts().load_tables. Defined in src/succinct/chains.cpp.
