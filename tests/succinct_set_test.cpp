@@ -1451,6 +1451,58 @@ TEST(SuccinctSet, LoadsU64FilesWithoutKeyType) {
   EXPECT_TRUE(std::ranges::equal(set->serialize(), file));
 }
 
+// Files of the payload as written so far (version 1 in docs/decisions/0048: a tail
+// bitmap 1 per node) load and answer from their bytes, and are written back unchanged:
+// tests/data/succinct_v1_words.amq (417 words of american-english, raw tails) and
+// succinct_v1_urls.amq (300 URLs, coded tails, a chain), written by `amq build -t
+// succinct [--tail-coding always]` from the .txt beside each at commit d68be0b. A
+// later payload version must keep them loading.
+TEST(SuccinctSet, LoadsVersion1Files) {
+  for (const char* name : {"succinct_v1_words", "succinct_v1_urls"}) {
+    SCOPED_TRACE(name);
+    const std::string base = std::string(AMQ_SOURCE_DIR) + "/tests/data/" + name;
+    std::vector<std::string> keys;
+    {
+      std::ifstream in(base + ".txt");
+      for (std::string line; std::getline(in, line);) keys.push_back(line);
+    }
+    ASSERT_GT(keys.size(), 200u);
+    std::sort(keys.begin(), keys.end());
+    const auto file = read_file(base + ".amq");
+    const auto v1 = SuccinctSet::load(file);
+    const auto mapped = SuccinctSet::open(base + ".amq");
+    ASSERT_EQ(v1.size(), keys.size());
+    EXPECT_EQ(v1.tails_coded(), std::string(name) == "succinct_v1_urls");
+    EXPECT_TRUE(std::ranges::equal(v1.serialize(), file));  // written back unchanged
+    std::vector<std::string> listed;
+    for (std::string_view k : mapped) listed.emplace_back(k);
+    EXPECT_EQ(listed, keys);
+    std::mt19937_64 rng(7);
+    std::vector<std::string> probes;
+    for (uint64_t i = 0; i < keys.size(); ++i) {
+      ASSERT_TRUE(v1.contains(keys[i])) << keys[i];
+      ASSERT_EQ(v1.index_of(keys[i]), i);
+      ASSERT_EQ(mapped.key_at(i), keys[i]);
+      for (int t = 0; t < 4; ++t) probes.push_back(random_probe(rng, keys));
+    }
+    std::unique_ptr<bool[]> a(new bool[probes.size()]);
+    Peer::contains_many_interleaved(v1, probes, std::span<bool>(a.get(), probes.size()));
+    for (size_t i = 0; i < probes.size(); ++i) {
+      const std::string& q = probes[i];
+      const bool in = std::binary_search(keys.begin(), keys.end(), q);
+      ASSERT_EQ(v1.contains(q), in) << q;
+      ASSERT_EQ(a[i], in) << q;
+      const auto r = static_cast<uint64_t>(std::lower_bound(keys.begin(), keys.end(), q) - keys.begin());
+      ASSERT_EQ(v1.rank(q), r) << q;
+      auto it = v1.lower_bound(q);
+      ASSERT_EQ(it == v1.end(), r == keys.size()) << q;
+      if (r < keys.size()) {
+        ASSERT_EQ(*it, keys[r]) << q;
+      }
+    }
+  }
+}
+
 #ifdef AMQ_CLI
 TEST(SuccinctSetCli, BuildQueryInfoList) {
   test::TempDir dir;

@@ -9,7 +9,7 @@
 // With the default data file the rows are measured on the two English word lists
 // /usr/share/dict/american-english and american-english-insane instead, and on
 // 100,000 synthetic URLs made from the first: keys with long shared prefixes, where
-// a trie spends a level a byte (no target; it shows the chain table at work).
+// a trie spends a level a byte (it shows the chain table at work).
 // The SuccinctSet rows also state the same mix through contains_many (1024 keys a
 // call), which interleaves descents on sets of 4 MiB or more; not what the target
 // counts; the mix with its keys sorted (sorted_mix: the lookups' lines stay cached,
@@ -330,9 +330,9 @@ Row marisa_row(const SetBench& b, SetTimes& t) {
 }
 #endif
 
-// `target`: the targets apply (the word lists); `containers`: also the rows of
-// the standard containers (left out on the largest set, to keep the bench short).
-void rows_for(const Options& o, const Dataset& d, const Sink& emit, bool target = true, bool containers = true) {
+// `containers`: also the rows of the standard containers (left out on the largest
+// sets, to keep the bench short).
+void rows_for(const Options& o, const Dataset& d, const Sink& emit, bool containers = true) {
   const SetBench b = set_bench(o, d);
   // Rows are held until marisa's is measured, so the SuccinctSet row can state the
   // comparison the target refers to.
@@ -350,9 +350,8 @@ void rows_for(const Options& o, const Dataset& d, const Sink& emit, bool target 
   rows.push_back(Row{.structure = "marisa-trie (peer)", .note = "skipped: libmarisa-dev not installed"});
 #endif
   if (marisa.mix > 0)
-    rows.front().note += fmt::format("; contains mix {:.1f} ns vs marisa {:.1f} ns = {:.2f}x faster{}", succinct.mix,
-                                     marisa.mix, marisa.mix / succinct.mix,
-                                     target ? " (target <= 150 ns, faster)" : "");
+    rows.front().note += fmt::format("; contains mix {:.1f} ns vs marisa {:.1f} ns = {:.2f}x faster", succinct.mix,
+                                     marisa.mix, marisa.mix / succinct.mix);
   if (marisa.to_id > 0)
     rows.front().note += fmt::format("; index_of {:.2f}x and key_at {:.2f}x marisa's lookup and reverse_lookup time",
                                      succinct.to_id / marisa.to_id, succinct.to_key / marisa.to_key);
@@ -373,11 +372,11 @@ void bench_succinct(const Options& o, const Dataset& d, const Sink& sink) {
       rows_for(o, load_dataset(w), sink);
     }
     if (std::filesystem::exists("/usr/share/dict/american-english"))
-      rows_for(o, url_dataset("/usr/share/dict/american-english", absent_keys(o)), sink, false);
+      rows_for(o, url_dataset("/usr/share/dict/american-english", absent_keys(o)), sink);
     if (std::filesystem::exists("/usr/share/dict/american-english-insane"))
-      rows_for(o, path_dataset("/usr/share/dict/american-english-insane", absent_keys(o)), sink, false, false);
+      rows_for(o, path_dataset("/usr/share/dict/american-english-insane", absent_keys(o)), sink, false);
     if (Dataset usr = usr_paths_dataset(absent_keys(o)); usr.keys.size() >= 1000)
-      rows_for(o, usr, sink, false, false);
+      rows_for(o, usr, sink, false);
     else
       sink(Row{.structure = "SuccinctSet", .note = "skipped: fewer than 1000 files under /usr"});
     return;
