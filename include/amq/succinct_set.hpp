@@ -331,6 +331,10 @@ class SuccinctSet {
   // Key counts for every cut of the deep levels from bottom_level_ and of levels
   // [1, top_counted_end_) (LevelCounts), for rank(), index_of() and key_at().
   std::shared_ptr<const LevelCounts> bottom_, top_counts_;
+  // Key counts for every 2^shift-th cut of the levels from mid_->level down to the deep
+  // levels' (LevelCounts::build_mid): a walk starting there pairs its cut with the
+  // nearest one counted and walks both until they meet.
+  std::shared_ptr<const LevelCounts> mid_;
   uint64_t bottom_level_ = ~uint64_t{0};  // bottom_->level, or none
   uint64_t top_counted_end_ = 0;          // top_counts_ covers levels [1, top_counted_end_)
   // Long chains of one-label nodes where no key ends (Chains): contains() takes each in

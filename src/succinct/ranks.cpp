@@ -114,6 +114,17 @@ uint64_t SuccinctSet::Ranks::leaves_left_of(const SuccinctSet& self, uint64_t le
   for (;;) {
     if (const LevelCounts* t = LevelCounts::counts_of(self, level))  // b cuts level `level`: the rest is counted
       return total + t->from(level, b);
+    if (const LevelCounts* t = self.bottom_.get(); t != nullptr && level + 1 < t->edge_start.size()) {
+      if (b == t->edge_start[level]) return total + t->edge_below[level];
+      if (b == t->edge_start[level + 1]) return total + t->edge_below[level + 1] + self.n_;
+    }
+    if (const LevelCounts* t = self.mid_.get(); t != nullptr && level >= t->level) {
+      // The nearest counted cut x, and the keys between it and b.
+      const uint64_t i = level - t->level, s = t->start[i], half = (uint64_t{1} << t->shift) >> 1;
+      const uint64_t j = std::min((b - s + half) >> t->shift, (t->start[i + 1] - s) >> t->shift);
+      const uint64_t x = s + (j << t->shift), at_x = t->keys[t->offset[i] + j] + t->below[i];
+      return total + (x <= b ? at_x + keys_between(self, x, b) : at_x - keys_between(self, b, x));
+    }
     total += self.leaf_.rank1(b);
     if (++level >= self.levels_) break;
     if (b >= self.nodes_) {

@@ -137,6 +137,15 @@ struct SuccinctSet::LevelCounts {
   std::vector<uint64_t> offset;  // where level `level` + i's counts begin in `keys`
   std::vector<uint64_t> below;   // sum over the levels l >= `level` + i of leaf_.rank1(start of l)
   std::vector<uint32_t> keys;
+  // The table counts every 2^shift-th cut of each level only (the mid levels'): keys[offset[i] + j] is
+  // cut start[i] + (j << shift)'s.
+  unsigned shift = 0;
+  // (The deep levels' table only, when the levels above it are few enough.) Levels 0 ..
+  // `level`: each one's first node, and the sum over it and every deeper level of
+  // leaf_.rank1 at their first nodes. A cut at the first node of its level stays at
+  // the first node of every level below, a cut at the end at the end: rank()'s walk
+  // stops there.
+  std::vector<uint64_t> edge_start, edge_below;
   uint64_t at(uint64_t l, uint64_t c) const noexcept { return keys[offset[l - level] + c]; }
   // For a cut b of level l: what rank()'s walk of it would add from level l down,
   // less the sum of leaf_.rank1 over those levels' starts.
@@ -148,7 +157,9 @@ struct SuccinctSet::LevelCounts {
     const uint64_t i = static_cast<uint64_t>(std::upper_bound(start.begin(), start.end(), x) - start.begin()) - 1;
     return at(level + i, y - start[i]) - at(level + i, x - start[i]);
   }
-  size_t bytes() const noexcept { return 4 * keys.size() + 8 * (start.size() + offset.size() + below.size()); }
+  size_t bytes() const noexcept {
+    return 4 * keys.size() + 8 * (start.size() + offset.size() + below.size() + edge_start.size() + edge_below.size());
+  }
 
   // The table with counts for level l of the set, if any.
   static const LevelCounts* counts_of(const SuccinctSet& self, uint64_t l) noexcept {
@@ -168,6 +179,7 @@ struct SuccinctSet::LevelCounts {
                                                  uint64_t end, uint64_t& steps);
   static std::shared_ptr<LevelCounts> new_counts(const SuccinctSet& self, uint64_t level,
                                                  std::span<const uint64_t> starts, uint64_t below);
+  static void build_mid(SuccinctSet& self);
   static void count_from_next_level(const SuccinctSet& self, LevelCounts& t, uint64_t i) noexcept;
 };
 
