@@ -783,7 +783,9 @@ TEST(SuccinctSet, NarrowLevelsJoinTheTopTable) {
 // least 16 keys below, are taken in one compare when they save a present key's lookup
 // a select on average (a table built on load). Here every key passes through one: two
 // wide levels, then one of 40 long directory names, then file names. Probes leave the
-// keys at every depth, inside the chains too, and end inside them.
+// keys at every depth, inside the chains too, and end inside them; rank() takes the
+// chains at once too (their levels' leaves left of the path kept with each chain) where
+// the key goes on with all of a chain's labels.
 TEST(SuccinctSet, LongChainsTakenAtOnce) {
   std::mt19937_64 rng(41);
   std::vector<std::string> dirs;
@@ -806,6 +808,7 @@ TEST(SuccinctSet, LongChainsTakenAtOnce) {
       }
     }
   const std::set<std::string> ref(keys.begin(), keys.end());
+  const std::vector<std::string> sorted(ref.begin(), ref.end());
   const auto with = SuccinctSet::build(keys);
   const SuccinctSet with_portable = portable_twin(with);
   EXPECT_GE(with.chain_count(), 40u);
@@ -823,6 +826,8 @@ TEST(SuccinctSet, LongChainsTakenAtOnce) {
       for (const std::string& q : {k.substr(0, d), changed, k.substr(0, d) + "~", k + "x"}) {
         ASSERT_EQ(with.contains(q), ref.count(q) > 0) << q;
         ASSERT_EQ(with_portable.contains(q), ref.count(q) > 0) << q;
+        ASSERT_EQ(with.rank(q), static_cast<uint64_t>(std::lower_bound(sorted.begin(), sorted.end(), q) - sorted.begin()))
+            << q;
       }
     }
   }

@@ -76,8 +76,9 @@ void SuccinctSet::Chains::find_chains(SuccinctSet& self) {
     // v heads a chain when no member's child is v; only long ones are walked.
     if (get_bit(m.is_child, v) || run[v] < kChainMin) continue;
     const size_t at = c->bytes.size();
-    uint64_t u = v;
+    uint64_t u = v, leaves = 0;
     while (u < self.nodes_ && get_bit(m.is_member, u)) {
+      leaves += self.leaf_.rank1(u + 1);
       const uint64_t st = self.node_start(u);
       c->bytes.push_back(static_cast<char>(self.labels_[st - u]));
       u = st - u + 1;
@@ -90,7 +91,7 @@ void SuccinctSet::Chains::find_chains(SuccinctSet& self) {
       c->bytes.resize(at);
       continue;
     }
-    found.push_back({v, u, self.node_start(u), at, len});
+    found.push_back({v, u, self.node_start(u), at, len, leaves});
     saved += keys * (len - 1);
   }
   // Worth its probes if it saves a lookup of a present key one select on average.

@@ -2,6 +2,7 @@
 // leaves left of it), key_at() searches each node's children by such walks; both stop
 // at the levels whose cuts LevelCounts has counted.
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,23 @@ uint64_t SuccinctSet::Ranks::rank_impl(const SuccinctSet& self, std::span<const 
       *found = self.leaf_.get(v);
       b = v;
       break;
+    }
+    if (k == 1 && self.chains_ != nullptr) {
+      // v may head a long chain (Chains): if the key goes on with all its labels, the
+      // chain's levels are taken at once, their leaves left of the path from the slot.
+      const uint64_t h = chain_hash(v);
+      if ((self.chain_filter_[(h >> 6) & self.chain_filter_mask_] >> (h & 63)) & 1) {
+        const Chains::Slot* ch = self.chains_->find(v);
+        if (ch != nullptr && len - d >= ch->len && std::memcmp(p + d, self.chains_->bytes.data() + ch->at, ch->len) == 0) {
+          total += ch->leaves;
+          level += ch->len;
+          d += ch->len - 1;
+          v = ch->end;
+          st = ch->end_start;
+          after = self.louds_.words()[st >> 6] >> (st & 63);
+          continue;
+        }
+      }
     }
     const uint8_t c = p[d];
     uint64_t csi = kNoSample, csp = 0;

@@ -188,6 +188,7 @@ struct SuccinctSet::LevelCounts {
 struct SuccinctSet::Chains {
   struct Slot {
     uint64_t head = npos, end = 0, end_start = 0, at = 0, len = 0;
+    uint64_t leaves = 0;  // the sum of leaf_.rank1(u + 1) over the chain's nodes u (rank()'s walk)
   };
   std::vector<uint64_t> filter;  // bit chain_hash(head) mod its size, for every head
   std::vector<Slot> slots;       // the chains, dense
