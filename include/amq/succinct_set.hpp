@@ -14,9 +14,11 @@
 //    key -> id map.
 //  * Load-time accelerators: small tables built from the file when it is loaded (the top
 //    levels' label starts, label maps of the first two levels, finer select starts, a
-//    table of long one-label chains, key counts of the deepest and top levels). Each is
-//    bounded in size and in the work its construction may do, is counted in
-//    size_in_bytes(), and is never stored in the file (decisions 0021, 0024, 0025).
+//    table of long one-label chains, key counts of the deepest and top levels and of
+//    every 2^shift-th cut of the levels between on deep tries, every level's first
+//    node). Each is bounded in size and in the work its construction may do, is
+//    counted in size_in_bytes(), and is never stored in the file (decisions 0021,
+//    0024, 0025, 0049).
 //
 // Memory
 //  * The file: labels (a byte a node), the label bitmap (~2 bits a node) with a select
@@ -36,8 +38,10 @@
 //    take each long chain of one-label nodes in one compare.
 //  * contains_many(): on sets of 4 MiB or more, eight descents interleaved so their
 //    misses overlap; below that, a loop of contains() (decision 0022).
-//  * index_of(), rank(): the descent, then a walk of the levels below the key down to
-//    the counted levels: O(height) selects. key_at(): a search among each node's
+//  * index_of(), rank(): the descent (long chains in one compare, as contains()), then
+//    a walk of the levels below the key down to the counted levels, or until the cut
+//    reaches its level's first or last node, or, where the middle levels have sampled
+//    counts, of the cut and the nearest counted one until they meet: O(height) selects. key_at(): a search among each node's
 //    children on the way down: O(height · log(fan-out)) such walks, each stopping where
 //    it meets the walks kept of the cuts around the node (where the subtrees between
 //    run out). Slow for adversarial sets with thousands of levels.
