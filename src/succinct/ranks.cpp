@@ -2,7 +2,6 @@
 // leaves left of it), key_at() searches each node's children by such walks; both stop
 // at the levels whose cuts LevelCounts has counted.
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -14,6 +13,18 @@ namespace amq {
 using namespace detail::succinct;
 
 namespace {
+// Whether the key's bytes at p go on with the chain's n labels at b: a loop, not memcmp
+// (a call in rank()'s descent makes it spill its state at every level).
+[[gnu::always_inline]] inline bool chain_matches(const uint8_t* p, const char* b, uint64_t n) noexcept {
+  uint64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    if (detail::load_le64(reinterpret_cast<const std::byte*>(p + i)) !=
+        detail::load_le64(reinterpret_cast<const std::byte*>(b + i)))
+      return false;
+  for (; i < n; ++i)
+    if (p[i] != static_cast<uint8_t>(b[i])) return false;
+  return true;
+}
 // key_at() keeps the walks of three cuts down to the counted levels when they are at
 // most this deep.
 constexpr uint64_t kMaxWalkLevels = 4096;
@@ -34,6 +45,11 @@ uint64_t SuccinctSet::Ranks::next_cut(const SuccinctSet& self, uint64_t b) noexc
 // The cut follows the key down the trie, then the boundary of the last node reached
 // is carried down through the deeper levels (child_boundary).
 uint64_t SuccinctSet::Ranks::rank_impl(const SuccinctSet& self, std::span<const std::byte> key, bool* found) noexcept {
+  return self.chains_ != nullptr ? rank_t<true>(self, key, found) : rank_t<false>(self, key, found);
+}
+
+template <bool WithChains>
+uint64_t SuccinctSet::Ranks::rank_t(const SuccinctSet& self, std::span<const std::byte> key, bool* found) noexcept {
   *found = false;
   if (self.n_ == 0) return 0;
   const uint8_t* p = reinterpret_cast<const uint8_t*>(key.data());
@@ -56,13 +72,13 @@ uint64_t SuccinctSet::Ranks::rank_impl(const SuccinctSet& self, std::span<const 
       b = v;
       break;
     }
-    if (k == 1 && self.chains_ != nullptr) {
+    if (WithChains && k == 1) {
       // v may head a long chain (Chains): if the key goes on with all its labels, the
       // chain's levels are taken at once, their leaves left of the path from the slot.
       const uint64_t h = chain_hash(v);
       if ((self.chain_filter_[(h >> 6) & self.chain_filter_mask_] >> (h & 63)) & 1) {
         const Chains::Slot* ch = self.chains_->find(v);
-        if (ch != nullptr && len - d >= ch->len && std::memcmp(p + d, self.chains_->bytes.data() + ch->at, ch->len) == 0) {
+        if (ch != nullptr && len - d >= ch->len && chain_matches(p + d, self.chains_->bytes.data() + ch->at, ch->len)) {
           total += ch->leaves;
           level += ch->len;
           d += ch->len - 1;

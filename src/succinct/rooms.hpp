@@ -104,6 +104,10 @@ struct SuccinctSet::Ranks {
   // child_boundary(b), fetching ahead what the next level's select reads (rank()'s walk).
   static uint64_t next_cut(const SuccinctSet& self, uint64_t b) noexcept;
   static uint64_t rank_impl(const SuccinctSet& self, std::span<const std::byte> key, bool* found) noexcept;
+  // rank_impl's descent, with or without the chain table (a separate copy: the chain
+  // probe's values in the loop cost sets without chains, as in contains()).
+  template <bool WithChains>
+  static uint64_t rank_t(const SuccinctSet& self, std::span<const std::byte> key, bool* found) noexcept;
   static uint64_t leaves_left_of(const SuccinctSet& self, uint64_t level, uint64_t b) noexcept;
   // Keys in the subtrees of nodes [x, y) of one level; npos if *budget (levels to
   // walk, counted down) runs out first.
