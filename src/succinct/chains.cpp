@@ -91,7 +91,8 @@ void SuccinctSet::Chains::find_chains(SuccinctSet& self) {
       c->bytes.resize(at);
       continue;
     }
-    found.push_back({v, u, self.node_start(u), at, len, leaves});
+    found.push_back({v, u, self.node_start(u), at, len});
+    c->leaves.push_back(leaves);
     saved += keys * (len - 1);
   }
   // Worth its probes if it saves a lookup of a present key one select on average.
@@ -109,6 +110,7 @@ void SuccinctSet::Chains::find_chains(SuccinctSet& self) {
 // 80-160) and their filter.
 void SuccinctSet::Chains::build_index(std::vector<Slot> found) {
   bytes.shrink_to_fit();
+  leaves.shrink_to_fit();
   slots = std::move(found);
   slots.shrink_to_fit();
   unsigned bits = 1;

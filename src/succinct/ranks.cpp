@@ -79,7 +79,7 @@ uint64_t SuccinctSet::Ranks::rank_t(const SuccinctSet& self, std::span<const std
       if ((self.chain_filter_[(h >> 6) & self.chain_filter_mask_] >> (h & 63)) & 1) {
         const Chains::Slot* ch = self.chains_->find(v);
         if (ch != nullptr && len - d >= ch->len && chain_matches(p + d, self.chains_->bytes.data() + ch->at, ch->len)) {
-          total += ch->leaves;
+          total += self.chains_->leaves[static_cast<size_t>(ch - self.chains_->slots.data())];
           level += ch->len;
           d += ch->len - 1;
           v = ch->end;

@@ -192,10 +192,10 @@ struct SuccinctSet::LevelCounts {
 struct SuccinctSet::Chains {
   struct Slot {
     uint64_t head = npos, end = 0, end_start = 0, at = 0, len = 0;
-    uint64_t leaves = 0;  // the sum of leaf_.rank1(u + 1) over the chain's nodes u (rank()'s walk)
   };
   std::vector<uint64_t> filter;  // bit chain_hash(head) mod its size, for every head
   std::vector<Slot> slots;       // the chains, dense
+  std::vector<uint64_t> leaves;  // per slot: the sum of leaf_.rank1(u + 1) over its nodes u (rank())
   std::vector<uint32_t> index;   // open addressing from chain_hash(head) >> shift: 1 + a slot, or 0
   std::string bytes;             // the chains' labels, slot.at .. slot.at + len
   unsigned shift = 64;
@@ -208,7 +208,7 @@ struct SuccinctSet::Chains {
     }
   }
   size_t bytes_used() const noexcept {
-    return 8 * filter.size() + sizeof(Slot) * slots.size() + 4 * index.size() + bytes.size();
+    return 8 * filter.size() + sizeof(Slot) * slots.size() + 8 * leaves.size() + 4 * index.size() + bytes.size();
   }
   // Finds the chains of a loaded set and keeps them if they pay (see chains.cpp).
   static void find_chains(SuccinctSet& self);
