@@ -74,7 +74,7 @@ uint64_t SuccinctSet::Ranks::rank_t(const SuccinctSet& self, std::span<const std
     }
     if (WithChains && k == 1) {
       // v may head a long chain (Chains): if the key goes on with all its labels, the
-      // chain's levels are taken at once, their leaves left of the path from the slot.
+      // chain's levels are taken at once, their leaves left of the path from the table.
       const uint64_t h = chain_hash(v);
       if ((self.chain_filter_[(h >> 6) & self.chain_filter_mask_] >> (h & 63)) & 1) {
         const Chains::Slot* ch = self.chains_->find(v);
