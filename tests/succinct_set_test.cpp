@@ -664,6 +664,54 @@ TEST(SuccinctSet, CountsOfTheDeepLevels) {
   }
 }
 
+// File-path-like keys: a tree of directories some 10 names deep, so that keys end far
+// below the top levels and the cuts right of them run on through dozens of wide
+// levels. rank()'s walks there pair the cut with the nearest one whose count is kept
+// (every 2^shift-th cut of the middle levels) or stop where a cut reaches its level's
+// first or last node: every key's rank both ways, and probes between keys.
+TEST(SuccinctSet, CountsOfTheMiddleLevels) {
+  std::mt19937_64 rng(57);
+  const auto name = [&] {
+    std::string n(2 + rng() % 9, 'a');
+    for (auto& c : n) c = static_cast<char>('a' + rng() % 5);
+    return n;
+  };
+  std::vector<std::string> dirs = {"/usr"};
+  std::set<std::string> ref;
+  while (ref.size() < 30000u) {
+    const std::string& d = dirs[rng() % dirs.size()];
+    if (rng() % 3 == 0 && std::count(d.begin(), d.end(), '/') < 14) dirs.push_back(d + "/" + name());
+    else ref.insert(dirs[rng() % dirs.size()] + "/" + name() + (rng() % 2 ? ".so" : ".gz"));
+  }
+  const std::vector<std::string> keys(ref.begin(), ref.end());
+  const auto s = SuccinctSet::build(keys);
+  const Peer::MidCounts mid = Peer::mid_counts(s);
+  ASSERT_GT(mid.shift, 0u);
+  ASSERT_LT(mid.level + 20, s.counted_levels_from());
+  for (const SuccinctSet& set : {s, SuccinctSet::load(s.serialize())}) {
+    for (uint64_t i = 0; i < keys.size(); ++i) {
+      ASSERT_EQ(set.index_of(keys[i]), i) << keys[i];
+      ASSERT_EQ(set.key_at(i), keys[i]);
+    }
+    for (int t = 0; t < 20000; ++t) {
+      std::string q = keys[rng() % keys.size()];
+      q.resize(rng() % (q.size() + 1));
+      if (rng() % 2) q.push_back(static_cast<char>('a' + rng() % 7));
+      const auto r = static_cast<uint64_t>(std::lower_bound(keys.begin(), keys.end(), q) - keys.begin());
+      ASSERT_EQ(set.rank(q), r) << q;
+    }
+  }
+  // A word list's middle levels are too wide for the budget (a quarter of a percent of
+  // the key bytes): no table.
+  std::vector<std::string> words;
+  for (int i = 0; i < 20000; ++i) {
+    std::string w(3 + rng() % 8, 'a');
+    for (auto& c : w) c = static_cast<char>('a' + rng() % 26);
+    words.push_back(w);
+  }
+  EXPECT_EQ(Peer::mid_counts(SuccinctSet::build(words)).shift, 0u);
+}
+
 // contains() takes the first two bytes through label maps and the top levels' label
 // starts through a table: root children that are childless, leaves with children,
 // and second-level nodes beyond the table (which stops at 4096 nodes; here the
@@ -735,7 +783,9 @@ TEST(SuccinctSet, NarrowLevelsJoinTheTopTable) {
 // least 16 keys below, are taken in one compare when they save a present key's lookup
 // a select on average (a table built on load). Here every key passes through one: two
 // wide levels, then one of 40 long directory names, then file names. Probes leave the
-// keys at every depth, inside the chains too, and end inside them.
+// keys at every depth, inside the chains too, and end inside them; rank() takes the
+// chains at once too (their levels' leaves left of the path kept with each chain) where
+// the key goes on with all of a chain's labels.
 TEST(SuccinctSet, LongChainsTakenAtOnce) {
   std::mt19937_64 rng(41);
   std::vector<std::string> dirs;
@@ -758,6 +808,7 @@ TEST(SuccinctSet, LongChainsTakenAtOnce) {
       }
     }
   const std::set<std::string> ref(keys.begin(), keys.end());
+  const std::vector<std::string> sorted(ref.begin(), ref.end());
   const auto with = SuccinctSet::build(keys);
   const SuccinctSet with_portable = portable_twin(with);
   EXPECT_GE(with.chain_count(), 40u);
@@ -775,6 +826,8 @@ TEST(SuccinctSet, LongChainsTakenAtOnce) {
       for (const std::string& q : {k.substr(0, d), changed, k.substr(0, d) + "~", k + "x"}) {
         ASSERT_EQ(with.contains(q), ref.count(q) > 0) << q;
         ASSERT_EQ(with_portable.contains(q), ref.count(q) > 0) << q;
+        ASSERT_EQ(with.rank(q), static_cast<uint64_t>(std::lower_bound(sorted.begin(), sorted.end(), q) - sorted.begin()))
+            << q;
       }
     }
   }

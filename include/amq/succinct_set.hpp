@@ -14,9 +14,11 @@
 //    key -> id map.
 //  * Load-time accelerators: small tables built from the file when it is loaded (the top
 //    levels' label starts, label maps of the first two levels, finer select starts, a
-//    table of long one-label chains, key counts of the deepest and top levels). Each is
-//    bounded in size and in the work its construction may do, is counted in
-//    size_in_bytes(), and is never stored in the file (decisions 0021, 0024, 0025).
+//    table of long one-label chains, key counts of the deepest and top levels and of
+//    every 2^shift-th cut of the levels between on deep tries, every level's first
+//    node). Each is bounded in size and in the work its construction may do, is
+//    counted in size_in_bytes(), and is never stored in the file (decisions 0021,
+//    0024, 0025, 0049).
 //
 // Memory
 //  * The file: labels (a byte a node), the label bitmap (~2 bits a node) with a select
@@ -36,8 +38,10 @@
 //    take each long chain of one-label nodes in one compare.
 //  * contains_many(): on sets of 4 MiB or more, eight descents interleaved so their
 //    misses overlap; below that, a loop of contains() (decision 0022).
-//  * index_of(), rank(): the descent, then a walk of the levels below the key down to
-//    the counted levels: O(height) selects. key_at(): a search among each node's
+//  * index_of(), rank(): the descent (long chains in one compare, as contains()), then
+//    a walk of the levels below the key down to the counted levels, or until the cut
+//    reaches its level's first or last node, or, where the middle levels have sampled
+//    counts, of the cut and the nearest counted one until they meet: O(height) selects. key_at(): a search among each node's
 //    children on the way down: O(height · log(fan-out)) such walks, each stopping where
 //    it meets the walks kept of the cuts around the node (where the subtrees between
 //    run out). Slow for adversarial sets with thousands of levels.
@@ -331,6 +335,10 @@ class SuccinctSet {
   // Key counts for every cut of the deep levels from bottom_level_ and of levels
   // [1, top_counted_end_) (LevelCounts), for rank(), index_of() and key_at().
   std::shared_ptr<const LevelCounts> bottom_, top_counts_;
+  // Key counts for every 2^shift-th cut of the levels from mid_->level down to the deep
+  // levels' (LevelCounts::build_mid): a walk starting there pairs its cut with the
+  // nearest one counted and walks both until they meet.
+  std::shared_ptr<const LevelCounts> mid_;
   uint64_t bottom_level_ = ~uint64_t{0};  // bottom_->level, or none
   uint64_t top_counted_end_ = 0;          // top_counts_ covers levels [1, top_counted_end_)
   // Long chains of one-label nodes where no key ends (Chains): contains() takes each in

@@ -76,8 +76,9 @@ void SuccinctSet::Chains::find_chains(SuccinctSet& self) {
     // v heads a chain when no member's child is v; only long ones are walked.
     if (get_bit(m.is_child, v) || run[v] < kChainMin) continue;
     const size_t at = c->bytes.size();
-    uint64_t u = v;
+    uint64_t u = v, leaves = 0;
     while (u < self.nodes_ && get_bit(m.is_member, u)) {
+      leaves += self.leaf_.rank1(u + 1);
       const uint64_t st = self.node_start(u);
       c->bytes.push_back(static_cast<char>(self.labels_[st - u]));
       u = st - u + 1;
@@ -91,6 +92,7 @@ void SuccinctSet::Chains::find_chains(SuccinctSet& self) {
       continue;
     }
     found.push_back({v, u, self.node_start(u), at, len});
+    c->leaves.push_back(leaves);
     saved += keys * (len - 1);
   }
   // Worth its probes if it saves a lookup of a present key one select on average.
@@ -108,6 +110,7 @@ void SuccinctSet::Chains::find_chains(SuccinctSet& self) {
 // 80-160) and their filter.
 void SuccinctSet::Chains::build_index(std::vector<Slot> found) {
   bytes.shrink_to_fit();
+  leaves.shrink_to_fit();
   slots = std::move(found);
   slots.shrink_to_fit();
   unsigned bits = 1;

@@ -1,5 +1,6 @@
 // SuccinctSet::LevelCounts: key counts for every cut of the deep levels and of the top
 // levels, built on load (never stored) and counted in size_in_bytes().
+#include "amq/detail/succinct_set_test_peer.hpp"
 #include "rooms.hpp"
 
 namespace amq {
@@ -30,6 +31,15 @@ void SuccinctSet::LevelCounts::build_bottom(SuccinctSet& self, const std::vector
   for (size_t i = 0; i + 1 < kept.size(); ++i) below += self.leaf_.rank1(kept[i]);
   auto b = LevelCounts::new_counts(self, first_kept + first, kept, below);
   for (uint64_t i = b->offset.size(); i-- > 0;) LevelCounts::count_from_next_level(self, *b, i);
+  if (b->level + 1 <= budget) {
+    uint64_t sum = self.level_leaf_sum_;
+    for (uint64_t l = 0, a = 0; l <= b->level; ++l) {
+      b->edge_start.push_back(a);
+      b->edge_below.push_back(sum);
+      sum -= self.leaf_.rank1(a);
+      a = self.child_boundary(a);
+    }
+  }
   self.payload_bytes_ += b->bytes();
   self.bottom_level_ = b->level;
   self.bottom_ = std::move(b);
@@ -133,10 +143,71 @@ void SuccinctSet::LevelCounts::count_from_next_level(const SuccinctSet& self, Le
   }
 }
 
-// Chains of at least kChainMin one-label nodes where no key ends (the shared prefixes
-// of URLs, paths or namespaced keys below the top table): contains() would spend a
-// select on each node. The table is kept only when its chains save a lookup of a
-// present key at least one select on average, since every one-label node on a
-// lookup's path then pays a filter probe (word lists: far fewer). Counted in
+// Between the top levels' counts and the deep levels' lie the levels where the walks of
+// rank() and index_of() go longest on deep tries (file paths: a key ends some 60 levels
+// down, and its cut is carried 50 more). Counts of every cut there would cost 4 bytes a
+// node; every 2^shift-th cut's (the smallest shift in kMidShifts whose table fits a
+// quarter of a percent of the key bytes, estimated from the levels' keys and the tails)
+// let a walk pair its cut with the nearest counted one and walk both only until they
+// meet, where the subtrees between them run out, as keys_between() does.
+void SuccinctSet::LevelCounts::build_mid(SuccinctSet& self) {
+  const LevelCounts* bottom = self.bottom_.get();
+  if (bottom == nullptr || bottom->edge_start.empty()) return;
+  const uint64_t first = std::max<uint64_t>(1, self.top_counted_end_), last = self.bottom_level_;
+  if (first >= last) return;
+  // Every level's first node: edge_start has levels 0 .. last, bottom->start the rest.
+  std::vector<uint64_t> starts(bottom->edge_start.begin(), bottom->edge_start.end() - 1);
+  starts.insert(starts.end(), bottom->start.begin(), bottom->start.end());
+  uint64_t key_bytes = self.tail_bytes_;
+  for (uint64_t l = 1; l + 1 < starts.size(); ++l)
+    key_bytes += l * (self.leaf_.rank1(starts[l + 1]) - self.leaf_.rank1(starts[l]));
+  const uint64_t budget = key_bytes / 400;
+  unsigned shift = kMidShiftMin;
+  const auto bytes_at = [&](unsigned sh) {
+    uint64_t b = 8 * 3 * (last - first + 1);
+    for (uint64_t l = first; l < last; ++l) b += 4 * (((starts[l + 1] - starts[l]) >> sh) + 1);
+    return b;
+  };
+  while (bytes_at(shift) > budget)
+    if (++shift > kMidShiftMax) return;
+  auto t = LevelCounts::new_counts(self, first, std::span(starts).subspan(first, last - first + 1),
+                                   bottom->edge_below[first]);
+  t->shift = shift;
+  t->keys = std::vector<uint32_t>();
+  for (uint64_t i = 0; i + 1 < t->start.size(); ++i) {
+    t->offset[i] = t->keys.size();
+    t->keys.resize(t->keys.size() + ((t->start[i + 1] - t->start[i]) >> shift) + 1);
+  }
+  // Bottom up, level l's count at every cut from level l + 1's (the deep table's at the
+  // last), every 2^shift-th kept: a cut's leaves on its level plus the count of the cut
+  // its children begin at.
+  std::vector<uint32_t> next, cur;
+  for (uint64_t l = last; l-- > first;) {
+    const uint64_t s = starts[l], m = starts[l + 1] - s, i = l - first;
+    cur.resize(m + 1);
+    uint64_t pos = self.node_start(s), leaves = 0;
+    for (uint64_t c = 0; c <= m; ++c) {
+      const uint64_t v = s + c, child = pos - v + 1 - starts[l + 1];
+      const uint64_t below = l + 1 == last ? bottom->at(last, child) : next[child];
+      cur[c] = static_cast<uint32_t>(leaves + below);
+      if ((c & ((uint64_t{1} << shift) - 1)) == 0) t->keys[t->offset[i] + (c >> shift)] = cur[c];
+      if (c < m) {
+        leaves += self.leaf_.get(v);
+        pos = self.louds_.next_one(pos) + 1;
+      }
+    }
+    std::swap(next, cur);
+  }
+  self.payload_bytes_ += t->bytes();
+  self.mid_ = std::move(t);
+}
+
+namespace detail {
+
+SuccinctSetTestPeer::MidCounts SuccinctSetTestPeer::mid_counts(const SuccinctSet& s) noexcept {
+  return s.mid_ ? MidCounts{s.mid_->level, s.mid_->shift} : MidCounts{};
+}
+
+}  // namespace detail
 
 }  // namespace amq

@@ -94,6 +94,8 @@ constexpr uint64_t kSubShift = 5;         // one per 32 nodes
 constexpr uint64_t kSubNodesMax = 65536;  // for at most this many nodes
 constexpr uint64_t kNoSample = ~uint64_t{0};  // select_start's csi when no sample was loaded ahead
 constexpr uint64_t kCountedTopLevels = 64; // build_top_counts looks at most this deep
+constexpr unsigned kMidShiftMin = 3;        // build_mid counts at most every 8th cut of a level
+constexpr unsigned kMidShiftMax = 7;        // and at least every 128th, or none
 
 // A chain's head node hashed: the filter's bit (low 12+ bits) and the table's slot (high bits).
 [[gnu::always_inline]] inline uint64_t chain_hash(uint64_t v) noexcept { return (v + 1) * 0x9E3779B97F4A7C15ull; }

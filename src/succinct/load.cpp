@@ -55,6 +55,7 @@ SuccinctSet SuccinctSet::Loader::from_storage(std::shared_ptr<const detail::File
   const Levels levels = walk_levels(s);
   LevelCounts::build_bottom(s, levels.last, levels.first_kept);
   LevelCounts::build_top_counts(s, levels.head);
+  LevelCounts::build_mid(s);
   TopTables::build(s, levels);
   Chains::find_chains(s);
   select_kernels(s);

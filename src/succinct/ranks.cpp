@@ -13,6 +13,18 @@ namespace amq {
 using namespace detail::succinct;
 
 namespace {
+// Whether the key's bytes at p go on with the chain's n labels at b: a loop, not memcmp
+// (a call in rank()'s descent makes it spill its state at every level).
+[[gnu::always_inline]] inline bool chain_matches(const uint8_t* p, const char* b, uint64_t n) noexcept {
+  uint64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    if (detail::load_le64(reinterpret_cast<const std::byte*>(p + i)) !=
+        detail::load_le64(reinterpret_cast<const std::byte*>(b + i)))
+      return false;
+  for (; i < n; ++i)
+    if (p[i] != static_cast<uint8_t>(b[i])) return false;
+  return true;
+}
 // key_at() keeps the walks of three cuts down to the counted levels when they are at
 // most this deep.
 constexpr uint64_t kMaxWalkLevels = 4096;
@@ -33,6 +45,11 @@ uint64_t SuccinctSet::Ranks::next_cut(const SuccinctSet& self, uint64_t b) noexc
 // The cut follows the key down the trie, then the boundary of the last node reached
 // is carried down through the deeper levels (child_boundary).
 uint64_t SuccinctSet::Ranks::rank_impl(const SuccinctSet& self, std::span<const std::byte> key, bool* found) noexcept {
+  return self.chains_ != nullptr ? rank_t<true>(self, key, found) : rank_t<false>(self, key, found);
+}
+
+template <bool WithChains>
+uint64_t SuccinctSet::Ranks::rank_t(const SuccinctSet& self, std::span<const std::byte> key, bool* found) noexcept {
   *found = false;
   if (self.n_ == 0) return 0;
   const uint8_t* p = reinterpret_cast<const uint8_t*>(key.data());
@@ -54,6 +71,23 @@ uint64_t SuccinctSet::Ranks::rank_impl(const SuccinctSet& self, std::span<const 
       *found = self.leaf_.get(v);
       b = v;
       break;
+    }
+    if (WithChains && k == 1) {
+      // v may head a long chain (Chains): if the key goes on with all its labels, the
+      // chain's levels are taken at once, their leaves left of the path from the table.
+      const uint64_t h = chain_hash(v);
+      if ((self.chain_filter_[(h >> 6) & self.chain_filter_mask_] >> (h & 63)) & 1) {
+        const Chains::Slot* ch = self.chains_->find(v);
+        if (ch != nullptr && len - d >= ch->len && chain_matches(p + d, self.chains_->bytes.data() + ch->at, ch->len)) {
+          total += self.chains_->leaves[static_cast<size_t>(ch - self.chains_->slots.data())];
+          level += ch->len;
+          d += ch->len - 1;
+          v = ch->end;
+          st = ch->end_start;
+          after = self.louds_.words()[st >> 6] >> (st & 63);
+          continue;
+        }
+      }
     }
     const uint8_t c = p[d];
     uint64_t csi = kNoSample, csp = 0;
@@ -114,6 +148,17 @@ uint64_t SuccinctSet::Ranks::leaves_left_of(const SuccinctSet& self, uint64_t le
   for (;;) {
     if (const LevelCounts* t = LevelCounts::counts_of(self, level))  // b cuts level `level`: the rest is counted
       return total + t->from(level, b);
+    if (const LevelCounts* t = self.bottom_.get(); t != nullptr && level + 1 < t->edge_start.size()) {
+      if (b == t->edge_start[level]) return total + t->edge_below[level];
+      if (b == t->edge_start[level + 1]) return total + t->edge_below[level + 1] + self.n_;
+    }
+    if (const LevelCounts* t = self.mid_.get(); t != nullptr && level >= t->level) {
+      // The nearest counted cut x, and the keys between it and b.
+      const uint64_t i = level - t->level, s = t->start[i], half = (uint64_t{1} << t->shift) >> 1;
+      const uint64_t j = std::min((b - s + half) >> t->shift, (t->start[i + 1] - s) >> t->shift);
+      const uint64_t x = s + (j << t->shift), at_x = t->keys[t->offset[i] + j] + t->below[i];
+      return total + (x <= b ? at_x + keys_between(self, x, b) : at_x - keys_between(self, b, x));
+    }
     total += self.leaf_.rank1(b);
     if (++level >= self.levels_) break;
     if (b >= self.nodes_) {

@@ -104,6 +104,10 @@ struct SuccinctSet::Ranks {
   // child_boundary(b), fetching ahead what the next level's select reads (rank()'s walk).
   static uint64_t next_cut(const SuccinctSet& self, uint64_t b) noexcept;
   static uint64_t rank_impl(const SuccinctSet& self, std::span<const std::byte> key, bool* found) noexcept;
+  // rank_impl's descent, with or without the chain table (a separate copy: the chain
+  // probe's values in the loop cost sets without chains, as in contains()).
+  template <bool WithChains>
+  static uint64_t rank_t(const SuccinctSet& self, std::span<const std::byte> key, bool* found) noexcept;
   static uint64_t leaves_left_of(const SuccinctSet& self, uint64_t level, uint64_t b) noexcept;
   // Keys in the subtrees of nodes [x, y) of one level; npos if *budget (levels to
   // walk, counted down) runs out first.
@@ -137,6 +141,15 @@ struct SuccinctSet::LevelCounts {
   std::vector<uint64_t> offset;  // where level `level` + i's counts begin in `keys`
   std::vector<uint64_t> below;   // sum over the levels l >= `level` + i of leaf_.rank1(start of l)
   std::vector<uint32_t> keys;
+  // The table counts every 2^shift-th cut of each level only (the mid levels'): keys[offset[i] + j] is
+  // cut start[i] + (j << shift)'s.
+  unsigned shift = 0;
+  // (The deep levels' table only, when the levels above it are few enough.) Levels 0 ..
+  // `level`: each one's first node, and the sum over it and every deeper level of
+  // leaf_.rank1 at their first nodes. A cut at the first node of its level stays at
+  // the first node of every level below, a cut at the end at the end: rank()'s walk
+  // stops there.
+  std::vector<uint64_t> edge_start, edge_below;
   uint64_t at(uint64_t l, uint64_t c) const noexcept { return keys[offset[l - level] + c]; }
   // For a cut b of level l: what rank()'s walk of it would add from level l down,
   // less the sum of leaf_.rank1 over those levels' starts.
@@ -148,7 +161,9 @@ struct SuccinctSet::LevelCounts {
     const uint64_t i = static_cast<uint64_t>(std::upper_bound(start.begin(), start.end(), x) - start.begin()) - 1;
     return at(level + i, y - start[i]) - at(level + i, x - start[i]);
   }
-  size_t bytes() const noexcept { return 4 * keys.size() + 8 * (start.size() + offset.size() + below.size()); }
+  size_t bytes() const noexcept {
+    return 4 * keys.size() + 8 * (start.size() + offset.size() + below.size() + edge_start.size() + edge_below.size());
+  }
 
   // The table with counts for level l of the set, if any.
   static const LevelCounts* counts_of(const SuccinctSet& self, uint64_t l) noexcept {
@@ -168,6 +183,7 @@ struct SuccinctSet::LevelCounts {
                                                  uint64_t end, uint64_t& steps);
   static std::shared_ptr<LevelCounts> new_counts(const SuccinctSet& self, uint64_t level,
                                                  std::span<const uint64_t> starts, uint64_t below);
+  static void build_mid(SuccinctSet& self);
   static void count_from_next_level(const SuccinctSet& self, LevelCounts& t, uint64_t i) noexcept;
 };
 
@@ -179,6 +195,7 @@ struct SuccinctSet::Chains {
   };
   std::vector<uint64_t> filter;  // bit chain_hash(head) mod its size, for every head
   std::vector<Slot> slots;       // the chains, dense
+  std::vector<uint64_t> leaves;  // per slot: the sum of leaf_.rank1(u + 1) over its nodes u (rank())
   std::vector<uint32_t> index;   // open addressing from chain_hash(head) >> shift: 1 + a slot, or 0
   std::string bytes;             // the chains' labels, slot.at .. slot.at + len
   unsigned shift = 64;
@@ -191,7 +208,7 @@ struct SuccinctSet::Chains {
     }
   }
   size_t bytes_used() const noexcept {
-    return 8 * filter.size() + sizeof(Slot) * slots.size() + 4 * index.size() + bytes.size();
+    return 8 * filter.size() + sizeof(Slot) * slots.size() + 8 * leaves.size() + 4 * index.size() + bytes.size();
   }
   // Finds the chains of a loaded set and keeps them if they pay (see chains.cpp).
   static void find_chains(SuccinctSet& self);

@@ -47,6 +47,15 @@ struct SuccinctSetTestPeer {
   // size_parts().load_tables. Defined in src/succinct/chains.cpp.
   static uint64_t chain_table_bytes(const SuccinctSet& s) noexcept;
 
+  // The middle levels' sampled key counts built on load: the first level they cover and
+  // their shift (every 2^shift-th cut of a level), or {0, 0} if none. Defined in
+  // src/succinct/counts.cpp.
+  struct MidCounts {
+    uint64_t level = 0;
+    unsigned shift = 0;
+  };
+  static MidCounts mid_counts(const SuccinctSet& s) noexcept;
+
   // contains_many() through the interleaved descent, whatever the set's size.
   template <class Keys>
   static size_t contains_many_interleaved(const SuccinctSet& s, const Keys& keys, std::span<bool> out) noexcept {
