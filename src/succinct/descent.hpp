@@ -106,14 +106,7 @@ template <bool Hw, bool WithChains>
           // must go on with all of the chain's labels.
           const uint64_t n = c->len;
           if (static_cast<uint64_t>(end - p) < n) return false;
-          const uint8_t* b = reinterpret_cast<const uint8_t*>(self.chains_->bytes.data()) + c->at;
-          uint64_t i = 0;
-          for (; i + 8 <= n; i += 8)
-            if (detail::load_le64(reinterpret_cast<const std::byte*>(p + i)) !=
-                detail::load_le64(reinterpret_cast<const std::byte*>(b + i)))
-              return false;
-          for (; i < n; ++i)
-            if (p[i] != b[i]) return false;
+          if (!detail::succinct::chain_matches(p, self.chains_->bytes.data() + c->at, n)) return false;
           p += n - 1;
           v = c->end;
           st = c->end_start;

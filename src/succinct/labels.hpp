@@ -1,5 +1,5 @@
-// Searches of a node's labels and of the 256-bit label maps: the innermost steps of
-// SuccinctSet's descents. Internal to src/succinct/.
+// Searches of a node's labels, of the 256-bit label maps and of a chain's labels: the
+// innermost steps of SuccinctSet's descents. Internal to src/succinct/.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "amq/detail/byte_io.hpp"
 #include "amq/detail/rank_select.hpp"
 #include "layout.hpp"
 
@@ -92,6 +93,20 @@ template <bool Hw>
   r += w > 1 ? static_cast<uint64_t>(detail::popcount64<Hw>(m[1])) : 0;
   r += w > 2 ? static_cast<uint64_t>(detail::popcount64<Hw>(m[2])) : 0;
   return r;
+}
+
+// Whether the key's bytes at p go on with a chain's n labels at b (the caller has checked
+// that the key has n bytes left): a loop, not memcmp (a call in a descent makes it spill
+// its state at every level).
+[[gnu::always_inline]] inline bool chain_matches(const uint8_t* p, const char* b, uint64_t n) noexcept {
+  uint64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    if (detail::load_le64(reinterpret_cast<const std::byte*>(p + i)) !=
+        detail::load_le64(reinterpret_cast<const std::byte*>(b + i)))
+      return false;
+  for (; i < n; ++i)
+    if (p[i] != static_cast<uint8_t>(b[i])) return false;
+  return true;
 }
 
 }  // namespace amq::detail::succinct

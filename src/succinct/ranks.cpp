@@ -13,18 +13,6 @@ namespace amq {
 using namespace detail::succinct;
 
 namespace {
-// Whether the key's bytes at p go on with the chain's n labels at b: a loop, not memcmp
-// (a call in rank()'s descent makes it spill its state at every level).
-[[gnu::always_inline]] inline bool chain_matches(const uint8_t* p, const char* b, uint64_t n) noexcept {
-  uint64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    if (detail::load_le64(reinterpret_cast<const std::byte*>(p + i)) !=
-        detail::load_le64(reinterpret_cast<const std::byte*>(b + i)))
-      return false;
-  for (; i < n; ++i)
-    if (p[i] != static_cast<uint8_t>(b[i])) return false;
-  return true;
-}
 // key_at() keeps the walks of three cuts down to the counted levels when they are at
 // most this deep.
 constexpr uint64_t kMaxWalkLevels = 4096;
