@@ -173,6 +173,16 @@ std::string eight_bytes(uint64_t v) {
   return s;
 }
 
+// A hasher-1 file (keys hashed with XXH3, as files written before hasher 5): the layout
+// built from the keys' XXH3 hashes, its hasher id rewritten.
+std::vector<std::byte> xxh3_file(std::span<const uint64_t> xxh3, const BinaryFuseOptions& o) {
+  const auto g = BinaryFuseFilter::build_hashes(xxh3, o).serialize();
+  const Container c = parse_container(g, Kind::binary_fuse);
+  std::vector<std::byte> params(c.params.begin(), c.params.end());
+  params[0] = std::byte{1};
+  return write_container(Kind::binary_fuse, params, c.payload);
+}
+
 // Each filter answers through the lookup kernel of its shape (width 8, 16, 32 or
 // bit-packed; 3- or 4-wise) and hasher (5, or 1 for older files), picked when it is built
 // or loaded; single lookups (integer keys, 8-byte and other byte keys, hashes) and
@@ -206,12 +216,8 @@ TEST(BinaryFuseFilter, EveryKernelAgreesWithAStraightforwardLookup) {
         std::vector<std::byte> file;
         if (hasher == 5) {
           file = BinaryFuseFilter::build(keys, opts(arity, w, hash_seed)).serialize();
-        } else {  // a hasher-1 file: the same layout built from XXH3 hashes, its id rewritten
-          const auto g = BinaryFuseFilter::build_hashes(xxh3, opts(arity, w, hash_seed)).serialize();
-          const Container c = parse_container(g, Kind::binary_fuse);
-          std::vector<std::byte> params(c.params.begin(), c.params.end());
-          params[0] = std::byte{1};
-          file = write_container(Kind::binary_fuse, params, c.payload);
+        } else {
+          file = xxh3_file(xxh3, opts(arity, w, hash_seed));
         }
         const auto f = BinaryFuseFilter::load(file);
         const Reference ref(file);
@@ -270,11 +276,7 @@ TEST(BinaryFuseFilter, PrefetchedBatchesAgreeWithTheReferenceForBothHashers) {
     } else {
       std::vector<uint64_t> xxh3;
       for (uint64_t k : keys) xxh3.push_back(XXH3_64bits_withSeed(eight_bytes(k).data(), 8, 3));
-      const auto g = BinaryFuseFilter::build_hashes(xxh3, opts(3, 8, 3)).serialize();
-      const Container c = parse_container(g, Kind::binary_fuse);
-      std::vector<std::byte> params(c.params.begin(), c.params.end());
-      params[0] = std::byte{1};
-      file = write_container(Kind::binary_fuse, params, c.payload);
+      file = xxh3_file(xxh3, opts(3, 8, 3));
     }
     const auto f = BinaryFuseFilter::load(file);
     const Reference ref(file);
