@@ -500,16 +500,10 @@ void BinaryFuseFilter::set_kernels() noexcept {
     bytes_ = int_keys_ ? bytes_kernel<Lane, A, true> : bytes_kernel<Lane, A, false>;
     hash_ = hash_kernel<Lane, A>;
   };
-  switch (shape_) {
-    case Shape::u8x3: return take.template operator()<1, 3>();
-    case Shape::u8x4: return take.template operator()<1, 4>();
-    case Shape::u16x3: return take.template operator()<2, 3>();
-    case Shape::u16x4: return take.template operator()<2, 4>();
-    case Shape::u32x3: return take.template operator()<4, 3>();
-    case Shape::u32x4: return take.template operator()<4, 4>();
-    case Shape::packed3: return take.template operator()<0, 3>();
-    case Shape::packed4: return take.template operator()<0, 4>();
-    default: key8_ = key8_none; bytes_ = bytes_none; hash_ = key8_none;
+  if (!for_shape(take)) {
+    key8_ = key8_none;
+    bytes_ = bytes_none;
+    hash_ = key8_none;
   }
 }
 

@@ -158,24 +158,17 @@ class BinaryFuseFilter {
   size_t contains_many(const Keys& keys, std::span<bool> out) const noexcept {
     const size_t n = std::size(keys);
     const bool ahead = size_in_bytes() >= kPrefetchBytes;
-    const auto run = [&]<int Lane, unsigned A>() {
+    size_t found = 0;
+    const bool any = for_shape([&]<int Lane, unsigned A>() {
       if (int_keys_)
-        return ahead ? many<Lane, A, true, true>(std::begin(keys), n, out.data())
-                     : many<Lane, A, true, false>(std::begin(keys), n, out.data());
-      return ahead ? many<Lane, A, false, true>(std::begin(keys), n, out.data())
-                   : many<Lane, A, false, false>(std::begin(keys), n, out.data());
-    };
-    switch (shape_) {
-      case Shape::u8x3: return run.template operator()<1, 3>();
-      case Shape::u8x4: return run.template operator()<1, 4>();
-      case Shape::u16x3: return run.template operator()<2, 3>();
-      case Shape::u16x4: return run.template operator()<2, 4>();
-      case Shape::u32x3: return run.template operator()<4, 3>();
-      case Shape::u32x4: return run.template operator()<4, 4>();
-      case Shape::packed3: return run.template operator()<0, 3>();
-      case Shape::packed4: return run.template operator()<0, 4>();
-      default: std::fill_n(out.data(), n, false); return 0;
-    }
+        found = ahead ? many<Lane, A, true, true>(std::begin(keys), n, out.data())
+                      : many<Lane, A, true, false>(std::begin(keys), n, out.data());
+      else
+        found = ahead ? many<Lane, A, false, true>(std::begin(keys), n, out.data())
+                      : many<Lane, A, false, false>(std::begin(keys), n, out.data());
+    });
+    if (!any) std::fill_n(out.data(), n, false);
+    return found;
   }
 
   uint64_t size() const noexcept { return n_; }  // distinct key hashes held
@@ -344,6 +337,22 @@ class BinaryFuseFilter {
 
   // The filter's shape: width (8, 16, 32 or packed) and arity; empty: none.
   enum class Shape : uint8_t { empty, u8x3, u8x4, u16x3, u16x4, u32x3, u32x4, packed3, packed4 };
+  // Calls visit.template operator()<Lane, A>() with this filter's slot lane (bytes a
+  // slot; 0: packed) and arity; false, without calling it, for the empty filter.
+  template <class Visit>
+  bool for_shape(Visit&& visit) const {
+    switch (shape_) {
+      case Shape::u8x3: visit.template operator()<1, 3>(); return true;
+      case Shape::u8x4: visit.template operator()<1, 4>(); return true;
+      case Shape::u16x3: visit.template operator()<2, 3>(); return true;
+      case Shape::u16x4: visit.template operator()<2, 4>(); return true;
+      case Shape::u32x3: visit.template operator()<4, 3>(); return true;
+      case Shape::u32x4: visit.template operator()<4, 4>(); return true;
+      case Shape::packed3: visit.template operator()<0, 3>(); return true;
+      case Shape::packed4: visit.template operator()<0, 4>(); return true;
+      default: return false;
+    }
+  }
   static Shape shape_for(uint64_t slots, unsigned width, unsigned arity) noexcept {
     if (slots == 0) return Shape::empty;
     const int four = arity == 4;
