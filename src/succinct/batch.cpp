@@ -1,7 +1,6 @@
 // SuccinctSet::contains_many(): the descents of a batch of keys interleaved, per
 // instruction set and per chain table, chosen once per set (amq/detail/dispatch.hpp).
 #include <algorithm>
-#include <cstring>
 
 #include "amq/detail/dispatch.hpp"
 #include "descent.hpp"
@@ -97,12 +96,10 @@ template <bool Hw, bool WithChains>
         return true;
       }
       if constexpr (WithChains) {
-        const uint64_t h = chain_hash(v);
-        if (k == 1 && ((self.chain_filter_[(h >> 6) & self.chain_filter_mask_] >> (h & 63)) & 1)) {
-          if (const Chains::Slot* c = self.chains_->find(v)) {
+        if (k == 1) {
+          if (const Chains::Slot* c = Chains::headed_by(self, v)) {
             const uint64_t n = c->len;
-            if (static_cast<uint64_t>(l.end - p) < n ||
-                std::memcmp(p, reinterpret_cast<const uint8_t*>(self.chains_->bytes.data()) + c->at, n) != 0) {
+            if (static_cast<uint64_t>(l.end - p) < n || !chain_matches(p, self.chains_->bytes.data() + c->at, n)) {
               out[l.idx] = false;
               return true;
             }

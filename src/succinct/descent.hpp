@@ -99,9 +99,8 @@ template <bool Hw, bool WithChains>
       // Node v may head a long chain: take all its labels at once. (A separate copy of
       // the descent: the probe's extra values in this loop cost sets without chains
       // ~10%.)
-      const uint64_t h = detail::succinct::chain_hash(v);
-      if (k == 1 && ((self.chain_filter_[(h >> 6) & self.chain_filter_mask_] >> (h & 63)) & 1)) {
-        if (const Chains::Slot* c = self.chains_->find(v)) {
+      if (k == 1) {
+        if (const Chains::Slot* c = Chains::headed_by(self, v)) {
           // No key ends inside a chain and no node there has another label: the key
           // must go on with all of the chain's labels.
           const uint64_t n = c->len;

@@ -63,18 +63,15 @@ uint64_t SuccinctSet::Ranks::rank_t(const SuccinctSet& self, std::span<const std
     if (WithChains && k == 1) {
       // v may head a long chain (Chains): if the key goes on with all its labels, the
       // chain's levels are taken at once, their leaves left of the path from the table.
-      const uint64_t h = chain_hash(v);
-      if ((self.chain_filter_[(h >> 6) & self.chain_filter_mask_] >> (h & 63)) & 1) {
-        const Chains::Slot* ch = self.chains_->find(v);
-        if (ch != nullptr && len - d >= ch->len && chain_matches(p + d, self.chains_->bytes.data() + ch->at, ch->len)) {
-          total += self.chains_->leaves[static_cast<size_t>(ch - self.chains_->slots.data())];
-          level += ch->len;
-          d += ch->len - 1;
-          v = ch->end;
-          st = ch->end_start;
-          after = self.louds_.words()[st >> 6] >> (st & 63);
-          continue;
-        }
+      const Chains::Slot* ch = Chains::headed_by(self, v);
+      if (ch != nullptr && len - d >= ch->len && chain_matches(p + d, self.chains_->bytes.data() + ch->at, ch->len)) {
+        total += self.chains_->leaves[static_cast<size_t>(ch - self.chains_->slots.data())];
+        level += ch->len;
+        d += ch->len - 1;
+        v = ch->end;
+        st = ch->end_start;
+        after = self.louds_.words()[st >> 6] >> (st & 63);
+        continue;
       }
     }
     const uint8_t c = p[d];

@@ -207,6 +207,13 @@ struct SuccinctSet::Chains {
       if (slots[k - 1].head == v) return &slots[k - 1];
     }
   }
+  // The chain node v heads, if any (the set has a chain table): the filter's bit first,
+  // which rules out most nodes, then the table.
+  [[gnu::always_inline]] static const Slot* headed_by(const SuccinctSet& self, uint64_t v) noexcept {
+    const uint64_t h = detail::succinct::chain_hash(v);
+    if (!((self.chain_filter_[(h >> 6) & self.chain_filter_mask_] >> (h & 63)) & 1)) return nullptr;
+    return self.chains_->find(v);
+  }
   size_t bytes_used() const noexcept {
     return 8 * filter.size() + sizeof(Slot) * slots.size() + 8 * leaves.size() + 4 * index.size() + bytes.size();
   }
